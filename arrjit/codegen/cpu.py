@@ -1,0 +1,269 @@
+"""CPU code generation: a fused ``Kernel`` becomes a shape-generic numba loop nest.
+
+The source depends on structure only: rank, dtypes, the pattern of zero / unit / other index
+coefficients. Sizes, offsets and strides are read at run time from an int64 parameter vector
+``P``, so a call with new sizes of the same structure reuses the compiled machine code.
+
+Every kernel has the signature ``kernel(writes..., reads..., P, start, stop)`` and runs the
+outermost loop over ``range(start, stop)``, so the plan can split it across threads.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..fuse import Affine, Compute, Const, Kernel, Load
+from ..ir import Op
+
+# Elementwise kernels compile without fast-math: +, -, *, / then round exactly as NumPy's loops
+# do (no FMA contraction, no reassociation), and they vectorise without it.
+NJIT_OPTIONS = 'nogil=True, error_model="numpy", cache=CACHE'
+CODEGEN_VERSION = "cpu-1"
+
+
+def _type_name(dtype: np.dtype) -> str:
+    return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
+
+
+def _literal(value, dtype: np.dtype) -> str:
+    if dtype == np.bool_:
+        return repr(bool(value))
+    if dtype.kind == "f":
+        v = float(value)
+        if v != v:
+            text = "np.nan"
+        elif v in (float("inf"), float("-inf")):
+            text = "np.inf" if v > 0 else "-np.inf"
+        else:
+            text = repr(v)
+        return f"{_type_name(dtype)}({text})"
+    return f"{_type_name(dtype)}({int(value)})"
+
+
+# -- per-op expressions -------------------------------------------------------------------------
+# Each entry: (argument names, argument dtypes) -> expression text. Operands already have the
+# op's loop dtype (fusion inserted the casts); the result is cast to the node's dtype after.
+Expr = Callable[[tuple[str, ...], tuple[np.dtype, ...]], str]
+
+
+def _by_kind(float_: str, int_: str, uint: str | None = None, bool_: str | None = None) -> Expr:
+    def render(args, dts):
+        kind = dts[0].kind
+        template = {"f": float_, "i": int_, "u": uint or int_, "b": bool_ or int_}[kind]
+        names = dict(zip("ab", args))
+        names["Z"] = _literal(0, dts[0])
+        names["bits"] = dts[0].itemsize * 8
+        return template.format(**names)
+    return render
+
+
+def _call(fn: str) -> Expr:
+    return lambda args, dts: f"{fn}({', '.join(args)})"
+
+
+def _infix(sym: str) -> Expr:
+    return lambda args, dts: f"({args[0]} {sym} {args[1]})"
+
+
+EXPRESSIONS: dict[Op, Expr] = {
+    Op.NEG: _by_kind("(-{a})", "(-{a})", uint="({Z} - {a})"),
+    Op.ABS: _by_kind("abs({a})", "abs({a})", uint="{a}", bool_="{a}"),
+    Op.SIGN: _by_kind("np.sign({a})", "np.sign({a})", uint="({a} != {Z})", bool_="{a}"),
+    Op.EXP: _call("np.exp"),
+    Op.LOG: _call("np.log"),
+    Op.LOG1P: _call("np.log1p"),
+    Op.EXPM1: _call("np.expm1"),
+    Op.SQRT: _call("np.sqrt"),
+    Op.SQUARE: _by_kind("({a} * {a})", "({a} * {a})", bool_="{a}"),
+    Op.SIN: _call("np.sin"),
+    Op.COS: _call("np.cos"),
+    Op.TAN: _call("np.tan"),
+    Op.TANH: _call("np.tanh"),
+    Op.SINH: _call("np.sinh"),
+    Op.COSH: _call("np.cosh"),
+    Op.ARCSIN: _call("np.arcsin"),
+    Op.ARCCOS: _call("np.arccos"),
+    Op.ARCTAN: _call("np.arctan"),
+    Op.FLOOR: _by_kind("np.floor({a})", "{a}"),
+    Op.CEIL: _by_kind("np.ceil({a})", "{a}"),
+    Op.RINT: _by_kind("np.rint({a})", "{a}"),
+    Op.LOGICAL_NOT: _by_kind("({a} == 0)", "({a} == 0)", bool_="(not {a})"),
+    Op.INVERT: _by_kind("(~{a})", "(~{a})", bool_="(not {a})"),
+    Op.ISNAN: _by_kind("np.isnan({a})", "False"),
+    Op.ISINF: _by_kind("np.isinf({a})", "False"),
+    Op.ISFINITE: _by_kind("np.isfinite({a})", "True"),
+    Op.ADD: _by_kind("({a} + {b})", "({a} + {b})", bool_="({a} | {b})"),
+    Op.SUB: _infix("-"),
+    Op.MUL: _by_kind("({a} * {b})", "({a} * {b})", bool_="({a} & {b})"),
+    Op.DIV: _infix("/"),
+    # INT_MIN // -1 overflows to INT_MIN in NumPy; an idiv would trap, so negate instead.
+    Op.FLOORDIV: _by_kind("({a} // {b})", "(-{a} if {b} == -1 else {a} // {b})",
+                          uint="({a} // {b})"),
+    Op.MOD: _infix("%"),
+    Op.POW: _by_kind("({a} ** {b})", "_ipow_signed({a}, {b})", uint="({a} ** {b})"),
+    Op.MAXIMUM: _by_kind("({a} if ({a} >= {b} or {a} != {a}) else {b})",
+                         "({a} if {a} >= {b} else {b})", bool_="({a} | {b})"),
+    Op.MINIMUM: _by_kind("({a} if ({a} <= {b} or {a} != {a}) else {b})",
+                         "({a} if {a} <= {b} else {b})", bool_="({a} & {b})"),
+    Op.ARCTAN2: _call("np.arctan2"),
+    Op.EQ: _infix("=="),
+    Op.NE: _infix("!="),
+    Op.LT: _infix("<"),
+    Op.LE: _infix("<="),
+    Op.GT: _infix(">"),
+    Op.GE: _infix(">="),
+    Op.LOGICAL_AND: lambda a, d: f"(({a[0]} != 0) & ({a[1]} != 0))",
+    Op.LOGICAL_OR: lambda a, d: f"(({a[0]} != 0) | ({a[1]} != 0))",
+    Op.LOGICAL_XOR: lambda a, d: f"(({a[0]} != 0) != ({a[1]} != 0))",
+    Op.BITWISE_AND: _infix("&"),
+    Op.BITWISE_OR: _infix("|"),
+    Op.BITWISE_XOR: _by_kind("", "({a} ^ {b})", bool_="({a} != {b})"),
+    # NumPy defines shifts by >= the bit width (or negative amounts): 0, or -1 for a negative
+    # signed value shifted right.
+    Op.LEFT_SHIFT: _by_kind("", "({a} << {b} if ({b} >= 0 and {b} < {bits}) else {Z})",
+                            uint="({a} << {b} if {b} < {bits} else {Z})"),
+    Op.RIGHT_SHIFT: _by_kind(
+        "", "({a} >> {b} if ({b} >= 0 and {b} < {bits}) else ({Z} - 1 if {a} < 0 else {Z}))",
+        uint="({a} >> {b} if {b} < {bits} else {Z})"),
+    Op.SELECT: lambda a, d: f"({a[1]} if {a[0]} else {a[2]})",
+    Op.CAST: lambda a, d: a[0],  # the result cast below does the conversion
+}
+
+
+def _expression(stmt: Compute) -> str:
+    if stmt.op is Op.CAST and stmt.dtype == np.bool_:
+        return f"({stmt.args[0]} != 0)"
+    inner = EXPRESSIONS[stmt.op](stmt.args, stmt.arg_dtypes)
+    return f"{_type_name(stmt.dtype)}({inner})"
+
+
+PRELUDE = f'''\
+# Generated by arrjit ({CODEGEN_VERSION}). Cached kernels are executable code.
+import numpy as np
+from numba import njit
+
+CACHE = False
+
+
+@njit({NJIT_OPTIONS})
+def _ipow_signed(a, b):
+    if b < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    return a ** b
+'''
+
+
+@dataclass(frozen=True)
+class RenderedKernel:
+    name: str
+    source: str               # the function definition, decorated
+    params: np.ndarray        # the P vector for this call's sizes
+
+
+class _ParamTable:
+    """Assigns P slots to run-time integers in a structure-determined order."""
+
+    def __init__(self) -> None:
+        self.values: list[int] = []
+
+    def slot(self, value: int) -> str:
+        self.values.append(int(value))
+        return f"P[{len(self.values) - 1}]"
+
+
+def _index_expr(access: Affine, params: _ParamTable) -> str:
+    terms = []
+    if access.offset != 0:
+        terms.append(params.slot(access.offset))
+    for j, c in enumerate(access.coefs):
+        if c == 0:
+            continue
+        if c == 1:
+            terms.append(f"i{j}")
+        elif c == -1:
+            terms.append(f"-i{j}")
+        else:
+            terms.append(f"i{j} * {params.slot(c)}")
+    if not terms:
+        return "0"
+    return " + ".join(terms).replace("+ -", "- ")
+
+
+def _depth(access: Affine) -> int:
+    used = [j for j, c in enumerate(access.coefs) if c != 0]
+    return max(used) + 1 if used else 0
+
+
+def render_kernel(kernel: Kernel) -> RenderedKernel:
+    """Render the kernel as a decorated numba function; name derived from its body hash."""
+    params = _ParamTable()
+    nloops = len(kernel.sizes)
+    for n in kernel.sizes:
+        params.slot(n)
+    writes = [f"w{k}" for k in range(len(kernel.writes))]
+    reads = [f"r{k}" for k in range(len(kernel.reads))]
+
+    by_depth: list[list[str]] = [[] for _ in range(nloops + 1)]
+    depth: dict[str, int] = {}
+    for stmt in kernel.stmts:
+        if isinstance(stmt, Load):
+            d = _depth(stmt.access)
+            line = f"{stmt.name} = r{stmt.buffer}[{_index_expr(stmt.access, params)}]"
+        elif isinstance(stmt, Const):
+            d = 0
+            line = f"{stmt.name} = {_literal(stmt.value, stmt.dtype)}"
+        else:
+            d = max((depth[a] for a in stmt.args), default=0)
+            line = f"{stmt.name} = {_expression(stmt)}"
+        depth[stmt.name] = d
+        by_depth[d].append(line)
+    for store in kernel.stores:
+        by_depth[nloops].append(
+            f"w{store.buffer}[{_index_expr(store.access, params)}] = {store.value}")
+
+    body: list[str] = []
+    for k, name in enumerate(writes + reads):
+        body.append(f"{name} = {name}.reshape({name}.size)")
+    body.extend(by_depth[0])
+    for j in range(nloops):
+        indent = "    " * j
+        bound = "range(start, stop)" if j == 0 else f"range(P[{j}])"
+        body.append(f"{indent}for i{j} in {bound}:")
+        body.extend(f"{indent}    {line}" for line in by_depth[j + 1])
+    text_body = "\n".join("    " + line for line in body)
+    signature = ", ".join(writes + reads + ["P", "start", "stop"])
+    digest = hashlib.sha256((signature + "\n" + text_body).encode()).hexdigest()[:16]
+    name = f"kernel_{digest}"
+    source = f"@njit({NJIT_OPTIONS})\ndef {name}({signature}):\n{text_body}\n"
+    return RenderedKernel(name, source, np.asarray(params.values, dtype=np.int64))
+
+
+def outer_extent(kernel: Kernel) -> int:
+    """The trip count of the outermost loop (1 for a 0-d kernel: its body runs once)."""
+    return kernel.sizes[0] if kernel.sizes else 1
+
+
+def render_module(kernels: list[RenderedKernel], arg_slots: list[list[int]],
+                  extents_in_params: list[bool]) -> tuple[str, list[int]]:
+    """A module with the kernels and, for several kernels, ``program(b0, b1, ..., P0, P1, ...)``
+    calling each over its whole range, so one native call runs the whole segment. Returns
+    (source, buffer slots in program argument order; empty for a single kernel)."""
+    unique = {k.name: k.source for k in kernels}
+    source = PRELUDE + "\n\n" + "\n\n".join(unique.values())
+    if len(kernels) == 1:
+        return source, []
+    slots = sorted({s for args in arg_slots for s in args})
+    position = {s: k for k, s in enumerate(slots)}
+    lines = []
+    for k, (kern, args, has_extent) in enumerate(zip(kernels, arg_slots, extents_in_params)):
+        call_args = ", ".join(f"b{position[s]}" for s in args)
+        stop = f"P{k}[0]" if has_extent else "1"
+        lines.append(f"    {kern.name}({call_args}, P{k}, 0, {stop})")
+    signature = ", ".join([f"b{k}" for k in range(len(slots))] +
+                          [f"P{k}" for k in range(len(kernels))])
+    source += (f"\n\n@njit({NJIT_OPTIONS})\ndef program({signature}):\n" + "\n".join(lines) +
+               "\n")
+    return source, slots

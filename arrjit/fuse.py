@@ -1,0 +1,370 @@
+"""Fusion: partition a simplified Graph into steps, each a loop nest (``Kernel``) or a library
+call (``LibraryCall``).
+
+A kernel computes one or more output values over one loop domain (their common shape). Values
+it does not store are computed inside the loop from their inputs; views (broadcast, transpose,
+slice, reshape) are composed into affine index maps, so they never copy. The kernel is data:
+loads, computations, literals and stores over named SSA values. ``codegen`` renders it.
+
+Which values are stored ("materialised"): graph outputs, operands and results of library
+calls, sources of a reshape that is not expressible as an index map, and costly values that a
+broadcast would otherwise recompute many times.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+
+from .ir import ELEMENTWISE, LIBRARY_CALLS, VIEWS, Graph, Node, Op, Var
+
+# elementwise ops whose recomputation under a broadcast costs more than storing them
+COSTLY = frozenset({
+    Op.EXP, Op.LOG, Op.LOG1P, Op.EXPM1, Op.SQRT, Op.SIN, Op.COS, Op.TAN, Op.TANH, Op.SINH,
+    Op.COSH, Op.ARCSIN, Op.ARCCOS, Op.ARCTAN, Op.ARCTAN2, Op.POW, Op.DIV, Op.FLOORDIV, Op.MOD,
+})
+
+
+@dataclass(frozen=True)
+class Affine:
+    """``offset + sum(coefs[j] * i_j)`` over the loop indices ``i_j``."""
+
+    offset: int
+    coefs: tuple[int, ...]
+
+
+def _identity_map(shape: tuple[int, ...]) -> tuple[Affine, ...]:
+    n = len(shape)
+    return tuple(Affine(0, tuple(int(j == k) for j in range(n))) for k in range(n))
+
+
+def c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return tuple(reversed(strides))
+
+
+def _combine(terms: list[tuple[int, Affine]], nloops: int) -> Affine:
+    offset = sum(w * a.offset for w, a in terms)
+    coefs = tuple(sum(w * a.coefs[j] for w, a in terms) for j in range(nloops))
+    return Affine(offset, coefs)
+
+
+@dataclass(frozen=True)
+class Load:
+    name: str
+    buffer: int             # index into Kernel.reads
+    access: Affine          # flat element index into that buffer
+
+
+@dataclass(frozen=True)
+class Const:
+    name: str
+    value: object           # a Python scalar
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Compute:
+    name: str
+    op: Op
+    args: tuple[str, ...]
+    dtype: np.dtype         # result dtype
+    arg_dtypes: tuple[np.dtype, ...]
+    params: tuple
+
+
+@dataclass(frozen=True)
+class Store:
+    buffer: int             # index into Kernel.writes
+    value: str
+    access: Affine
+
+
+Stmt = Union[Load, Const, Compute]
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A loop nest over ``sizes`` (dimensions already merged where the accesses allow)."""
+
+    sizes: tuple[int, ...]
+    reads: tuple[Var, ...]
+    writes: tuple[Var, ...]
+    stmts: tuple[Stmt, ...]
+    stores: tuple[Store, ...]
+
+    @property
+    def elements(self) -> int:
+        return int(np.prod(self.sizes, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class LibraryCall:
+    node: Node
+
+
+Step = Union[Kernel, LibraryCall]
+
+
+@dataclass(frozen=True)
+class Partition:
+    steps: tuple[Step, ...]
+    buffers: frozenset[Var]  # every var that lives in memory (inputs, constants, stored values)
+
+
+def _is_trivial_reshape(src: tuple[int, ...], dst: tuple[int, ...]) -> bool:
+    """True when the reshape only inserts or removes size-1 dimensions."""
+    return [d for d in src if d != 1] == [d for d in dst if d != 1]
+
+
+class _Fuser:
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.producer = {n.out: n for n in graph.nodes}
+        self.stored: set[Var] = set(graph.inputs)
+        for n in graph.nodes:
+            if n.op is Op.CONST and n.out.ndim > 0:
+                self.stored.add(n.out)
+
+    # -- deciding what lives in memory -------------------------------------------------------
+    def choose_stored(self) -> None:
+        for v in self.graph.outputs:
+            self.stored.add(v)
+        for n in self.graph.nodes:
+            if n.op in LIBRARY_CALLS:
+                self.stored.add(n.out)
+                self.stored.update(n.inputs)
+            elif n.op is Op.RESHAPE and not _is_trivial_reshape(n.inputs[0].shape, n.out.shape):
+                self._store_unflattenable(n.inputs[0])
+            elif n.op is Op.BROADCAST and n.out.aval.size > n.inputs[0].aval.size:
+                src = n.inputs[0]
+                if src.ndim > 0 and self._has_costly(src):
+                    self.stored.add(src)
+
+    def _store_unflattenable(self, var: Var) -> None:
+        """A general reshape reads its source by flat C-order index. That works through
+        elementwise nodes and reshapes, but not through other views of n-d values: store them."""
+        stack, seen = [var], set()
+        while stack:
+            v = stack.pop()
+            if v in seen or v in self.stored or v.ndim <= 1:
+                continue
+            seen.add(v)
+            node = self.producer.get(v)
+            if node is None:
+                continue
+            if node.op in (Op.BROADCAST, Op.TRANSPOSE, Op.SLICE):
+                if not (node.op is Op.BROADCAST and node.inputs[0].ndim == 0):
+                    self.stored.add(v)
+                continue
+            stack.extend(node.inputs)
+
+    def _has_costly(self, var: Var) -> bool:
+        stack, seen = [var], set()
+        while stack:
+            v = stack.pop()
+            if v in seen or v in self.stored:
+                continue
+            seen.add(v)
+            node = self.producer.get(v)
+            if node is None:
+                continue
+            if node.op in COSTLY:
+                return True
+            stack.extend(node.inputs)
+        return False
+
+    # -- ordering stored values into steps ---------------------------------------------------
+    def levels(self) -> dict[Var, int]:
+        """Step level of each stored value. A value read only elementwise (same index) by a
+        value of the same shape can share its loop nest; any other read needs a later step."""
+        level: dict[Var, int] = {}
+        for v in self.graph.inputs:
+            level[v] = -1
+        for n in self.graph.nodes:
+            v = n.out
+            if v not in self.stored:
+                continue
+            if n.op is Op.CONST:
+                level[v] = -1
+            elif n.op in LIBRARY_CALLS:
+                level[v] = max((level[i] for i in n.inputs), default=-1) + 1
+            else:
+                deps = self._stored_dependencies(v)
+                lv = 0
+                for dep, same_index in deps:
+                    bump = 0 if (same_index and dep.shape == v.shape and
+                                 self.producer.get(dep) is not None and
+                                 self.producer[dep].op not in LIBRARY_CALLS and
+                                 self.producer[dep].op is not Op.CONST) else 1
+                    lv = max(lv, level[dep] + bump)
+                level[v] = lv
+        return level
+
+    def _stored_dependencies(self, var: Var) -> list[tuple[Var, bool]]:
+        """Stored values that ``var``'s expression reads, and whether each is read at the same
+        index (through elementwise nodes only)."""
+        found: list[tuple[Var, bool]] = []
+        stack = [(inp, True) for inp in self.producer[var].inputs]
+        seen = set()
+        while stack:
+            v, same = stack.pop()
+            if (v, same) in seen:
+                continue
+            seen.add((v, same))
+            if v in self.stored:
+                found.append((v, same))
+                continue
+            node = self.producer[v]
+            same_next = same and node.op in ELEMENTWISE
+            stack.extend((i, same_next) for i in node.inputs)
+        return found
+
+    def partition(self) -> Partition:
+        self.choose_stored()
+        level = self.levels()
+        groups: dict[tuple[int, tuple[int, ...]], list[Var]] = {}
+        library: list[tuple[int, Node]] = []
+        for n in self.graph.nodes:
+            v = n.out
+            if v not in self.stored or n.op is Op.CONST:
+                continue
+            if n.op in LIBRARY_CALLS:
+                library.append((level[v], n))
+            else:
+                groups.setdefault((level[v], v.shape), []).append(v)
+        steps: list[tuple[int, int, Step]] = []
+        for lv, node in library:
+            steps.append((lv, 0, LibraryCall(node)))
+        for (lv, _shape), members in groups.items():
+            steps.append((lv, 1, _KernelBuilder(self, members).build()))
+        steps.sort(key=lambda item: (item[0], item[1]))
+        return Partition(tuple(s for _, _, s in steps), frozenset(self.stored))
+
+
+class _KernelBuilder:
+    """Builds one Kernel: walks each member's expression with composed index maps."""
+
+    def __init__(self, fuser: _Fuser, members: list[Var]):
+        self.fuser = fuser
+        self.members = members
+        self.domain = members[0].shape
+        self.nloops = len(self.domain)
+        self.identity = _identity_map(self.domain)
+        self.member_set = set(members)
+        self.stmts: list[Stmt] = []
+        self.memo: dict[tuple, str] = {}
+        self.reads: dict[Var, int] = {}
+
+    def _fresh(self) -> str:
+        return f"v{len(self.stmts)}"
+
+    def build(self) -> Kernel:
+        stores = []
+        for k, v in enumerate(self.members):
+            name = self.value(v, self.identity, flat=False, root=True)
+            stores.append(Store(k, name, self._flat_access(v, self.identity, flat=False)))
+        loads = [s for s in self.stmts if isinstance(s, Load)]
+        sizes, merged = merge_loops(self.domain, [s.access for s in loads] +
+                                    [s.access for s in stores])
+        remap = dict(zip([s.access for s in loads] + [s.access for s in stores], merged))
+        stmts = tuple(Load(s.name, s.buffer, remap[s.access]) if isinstance(s, Load) else s
+                      for s in self.stmts)
+        stores = tuple(Store(s.buffer, s.value, remap[s.access]) for s in stores)
+        reads = tuple(sorted(self.reads, key=self.reads.get))
+        return Kernel(sizes, reads, tuple(self.members), stmts, stores)
+
+    def _flat_access(self, var: Var, imap: tuple[Affine, ...], flat: bool) -> Affine:
+        if flat or var.ndim == 0:
+            return imap[0] if imap else Affine(0, (0,) * self.nloops)
+        terms = list(zip(c_strides(var.shape), imap))
+        return _combine(terms, self.nloops)
+
+    def value(self, var: Var, imap: tuple[Affine, ...], flat: bool, root: bool = False) -> str:
+        if flat and var.ndim <= 1:
+            flat = False  # a 1-D (or 0-d) value: the flat index is the index
+        key = (var, imap, flat)
+        if key in self.memo:
+            return self.memo[key]
+        node = self.fuser.producer.get(var)
+        is_member_here = var in self.member_set and imap == self.identity and not flat
+        if node is not None and node.op is Op.CONST and var.ndim == 0:
+            name = self._emit(Const(self._fresh(), node.param["value"].array.item(), var.dtype))
+        elif var in self.fuser.stored and not (root or is_member_here):
+            idx = self.reads.setdefault(var, len(self.reads))
+            name = self._emit(Load(self._fresh(), idx, self._flat_access(var, imap, flat)))
+        else:
+            name = self._compute(node, imap, flat)
+        self.memo[key] = name
+        return name
+
+    def _emit(self, stmt: Stmt) -> str:
+        self.stmts.append(stmt)
+        return stmt.name
+
+    def _compute(self, node: Node, imap: tuple[Affine, ...], flat: bool) -> str:
+        op = node.op
+        if op in ELEMENTWISE:
+            args = tuple(self.value(v, imap, flat) for v in node.inputs)
+            return self._emit(Compute(self._fresh(), op, args, node.out.dtype,
+                                      tuple(v.dtype for v in node.inputs), node.params))
+        assert op in VIEWS, op
+        src = node.inputs[0]
+        p = node.param
+        zero = Affine(0, (0,) * self.nloops)
+        if op is Op.RESHAPE:
+            if flat:
+                return self.value(src, imap, True)
+            if _is_trivial_reshape(src.shape, node.out.shape):
+                kept = [a for a, d in zip(imap, node.out.shape) if d != 1]
+                it = iter(kept)
+                return self.value(src, tuple(zero if d == 1 else next(it) for d in src.shape),
+                                  False)
+            return self.value(src, (self._flat_access(node.out, imap, False),), True)
+        assert not flat or src.ndim == 0, f"{op} reached in flat mode; fusion should store it"
+        if op is Op.BROADCAST:
+            lead = node.out.ndim - src.ndim
+            src_map = tuple(zero if (src.shape[k] == 1 and node.out.shape[lead + k] != 1)
+                            else imap[lead + k] for k in range(src.ndim))
+        elif op is Op.TRANSPOSE:
+            src_map = [None] * src.ndim
+            for j, pj in enumerate(p["perm"]):
+                src_map[pj] = imap[j]
+            src_map = tuple(src_map)
+        else:  # SLICE
+            src_map = tuple(Affine(start + step * a.offset, tuple(step * c for c in a.coefs))
+                            for a, start, step in zip(imap, p["starts"], p["steps"]))
+        return self.value(src, src_map, False)
+
+
+def merge_loops(sizes: tuple[int, ...], accesses: list[Affine]
+                ) -> tuple[tuple[int, ...], list[Affine]]:
+    """Drop size-1 loops and merge adjacent loops that every access walks as one contiguous
+    block (unit inner stride and outer stride equal to the inner extent) or ignores (both
+    strides zero), so contiguous work becomes one flat loop. Merging only on these patterns
+    keeps the loop structure, and so the generated source, the same for other sizes."""
+    keep = [d for d, n in enumerate(sizes) if n != 1]
+    dims = [[d] for d in keep]
+    cur_sizes = [sizes[d] for d in keep]
+    cur = [[a.coefs[d] for d in keep] for a in accesses]
+    j = len(dims) - 2
+    while j >= 0:
+        if all((c[j] == 0 and c[j + 1] == 0) or (c[j + 1] == 1 and c[j] == cur_sizes[j + 1])
+               for c in cur):
+            cur_sizes[j] *= cur_sizes[j + 1]
+            del cur_sizes[j + 1]
+            for c in cur:
+                c[j] = c[j + 1]
+                del c[j + 1]
+        j -= 1
+    merged = [Affine(a.offset, tuple(c)) for a, c in zip(accesses, cur)]
+    return tuple(cur_sizes), merged
+
+
+def partition(graph: Graph) -> Partition:
+    """Split a simplified graph into ordered steps."""
+    return _Fuser(graph).partition()

@@ -1,0 +1,272 @@
+"""The intermediate representation: a typed, pure dataflow graph of primitives.
+
+The IR is data. ``Op`` lists every primitive; op groups are frozensets; ``Var``, ``Node`` and
+``Graph`` are frozen dataclasses. Per-op behaviour lives in tables keyed by ``Op`` elsewhere
+(``interpret.IMPLS``, ``codegen.cpu.EXPRESSIONS``, ``trace`` shape rules).
+
+>>> import numpy as np
+>>> from arrjit.dtypes import Aval
+>>> x = Var(0, Aval((3,), np.dtype("float64")))
+>>> y = Var(1, Aval((3,), np.dtype("float64")))
+>>> g = Graph((x,), (Node(Op.EXP, (x,), y),), (y,))
+>>> print(g)
+graph(a: float64[3]) {
+  b: float64[3] = exp a
+  return b
+}
+"""
+from __future__ import annotations
+
+import enum
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .dtypes import Aval
+
+
+class Op(enum.Enum):
+    # leaves
+    CONST = "const"
+    # elementwise unary
+    NEG = "negative"
+    ABS = "absolute"
+    SIGN = "sign"
+    EXP = "exp"
+    LOG = "log"
+    LOG1P = "log1p"
+    EXPM1 = "expm1"
+    SQRT = "sqrt"
+    SQUARE = "square"
+    SIN = "sin"
+    COS = "cos"
+    TAN = "tan"
+    TANH = "tanh"
+    SINH = "sinh"
+    COSH = "cosh"
+    ARCSIN = "arcsin"
+    ARCCOS = "arccos"
+    ARCTAN = "arctan"
+    FLOOR = "floor"
+    CEIL = "ceil"
+    RINT = "rint"
+    LOGICAL_NOT = "logical_not"
+    INVERT = "invert"
+    ISNAN = "isnan"
+    ISINF = "isinf"
+    ISFINITE = "isfinite"
+    # elementwise binary
+    ADD = "add"
+    SUB = "subtract"
+    MUL = "multiply"
+    DIV = "true_divide"
+    FLOORDIV = "floor_divide"
+    MOD = "remainder"
+    POW = "power"
+    MAXIMUM = "maximum"
+    MINIMUM = "minimum"
+    ARCTAN2 = "arctan2"
+    EQ = "equal"
+    NE = "not_equal"
+    LT = "less"
+    LE = "less_equal"
+    GT = "greater"
+    GE = "greater_equal"
+    LOGICAL_AND = "logical_and"
+    LOGICAL_OR = "logical_or"
+    LOGICAL_XOR = "logical_xor"
+    BITWISE_AND = "bitwise_and"
+    BITWISE_OR = "bitwise_or"
+    BITWISE_XOR = "bitwise_xor"
+    LEFT_SHIFT = "left_shift"
+    RIGHT_SHIFT = "right_shift"
+    # elementwise, other arities
+    SELECT = "select"          # select(pred, on_true, on_false)
+    CAST = "convert"           # params: dtype
+    # views (index maps; never copies inside a kernel)
+    BROADCAST = "broadcast"    # params: shape (numpy broadcast_to rules)
+    TRANSPOSE = "transpose"    # params: perm
+    RESHAPE = "reshape"        # params: shape
+    SLICE = "slice"            # params: starts, steps (the result shape is the out var's)
+    # library calls (kernel boundaries)
+    DOT = "dot"                # numpy.dot semantics for 1-D and 2-D operands
+
+
+UNARY = frozenset({
+    Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.LOG, Op.LOG1P, Op.EXPM1, Op.SQRT, Op.SQUARE, Op.SIN,
+    Op.COS, Op.TAN, Op.TANH, Op.SINH, Op.COSH, Op.ARCSIN, Op.ARCCOS, Op.ARCTAN, Op.FLOOR,
+    Op.CEIL, Op.RINT, Op.LOGICAL_NOT, Op.INVERT, Op.ISNAN, Op.ISINF, Op.ISFINITE,
+})
+BINARY = frozenset({
+    Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW, Op.MAXIMUM, Op.MINIMUM,
+    Op.ARCTAN2, Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.LOGICAL_AND, Op.LOGICAL_OR,
+    Op.LOGICAL_XOR, Op.BITWISE_AND, Op.BITWISE_OR, Op.BITWISE_XOR, Op.LEFT_SHIFT,
+    Op.RIGHT_SHIFT,
+})
+UFUNC_OPS = UNARY | BINARY
+ELEMENTWISE = UFUNC_OPS | {Op.SELECT, Op.CAST}
+VIEWS = frozenset({Op.BROADCAST, Op.TRANSPOSE, Op.RESHAPE, Op.SLICE})
+LIBRARY_CALLS = frozenset({Op.DOT})
+ALL_OPS = frozenset(Op)
+assert ELEMENTWISE | VIEWS | LIBRARY_CALLS | {Op.CONST} == ALL_OPS
+
+
+def ufunc_of(op: Op) -> np.ufunc:
+    """The NumPy ufunc that defines an elementwise op's semantics."""
+    return getattr(np, op.value)
+
+
+class Literal:
+    """A constant array held by a CONST node, compared and hashed by value."""
+
+    __slots__ = ("array", "_digest")
+
+    def __init__(self, array: np.ndarray):
+        self.array = np.asarray(array, order="C")
+        self.array.setflags(write=False)
+        h = hashlib.sha256(self.array.tobytes())
+        h.update(repr((self.array.dtype.str, self.array.shape)).encode())
+        self._digest = h.hexdigest()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Literal) and other._digest == self._digest
+
+    def __hash__(self) -> int:
+        return hash(self._digest)
+
+    def __repr__(self) -> str:
+        if self.array.ndim == 0:
+            return repr(self.array.item())
+        return f"<{self.array.dtype.name}{list(self.array.shape)} constant>"
+
+
+@dataclass(frozen=True, eq=False)
+class Var:
+    """One value in a graph. Identity is the ``id``; ``aval`` is its shape and dtype."""
+
+    id: int
+    aval: Aval
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.aval.shape)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Var) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+
+@dataclass(frozen=True)
+class Node:
+    """``out = op(*inputs, **params)``; params is a sorted tuple of (name, hashable value)."""
+
+    op: Op
+    inputs: tuple[Var, ...]
+    out: Var
+    params: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def param(self) -> dict[str, Any]:
+        return dict(self.params)
+
+
+def make_params(**kwargs: Any) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(kwargs.items()))
+
+
+@dataclass(frozen=True)
+class Graph:
+    """A function: input vars, nodes in topological order, output vars."""
+
+    inputs: tuple[Var, ...]
+    nodes: tuple[Node, ...]
+    outputs: tuple[Var, ...]
+    _producers: dict = field(default=None, repr=False, compare=False, hash=False)
+
+    def producer(self, var: Var) -> Node | None:
+        if self._producers is None:
+            object.__setattr__(self, "_producers", {n.out: n for n in self.nodes})
+        return self._producers.get(var)
+
+    def consumers(self) -> dict[Var, list[Node]]:
+        users: dict[Var, list[Node]] = {}
+        for node in self.nodes:
+            for v in node.inputs:
+                users.setdefault(v, []).append(node)
+        return users
+
+    def __str__(self) -> str:
+        return format_graph(self)
+
+
+def _var_names(graph: Graph) -> dict[Var, str]:
+    names: dict[Var, str] = {}
+
+    def name_for(i: int) -> str:
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        s = ""
+        i += 1
+        while i:
+            i, r = divmod(i - 1, 26)
+            s = letters[r] + s
+        return s
+
+    for v in graph.inputs:
+        names[v] = name_for(len(names))
+    for n in graph.nodes:
+        names[n.out] = name_for(len(names))
+    return names
+
+
+def format_graph(graph: Graph) -> str:
+    """A readable listing in the spirit of ``jax.make_jaxpr``."""
+    names = _var_names(graph)
+
+    def ref(v: Var) -> str:
+        return names.get(v, f"?{v.id}")
+
+    def fmt_param(value: Any) -> str:
+        if isinstance(value, np.dtype):
+            return value.name
+        return repr(value)
+
+    header = ", ".join(f"{ref(v)}: {v.aval}" for v in graph.inputs)
+    lines = [f"graph({header}) {{"]
+    for n in graph.nodes:
+        params = " ".join(f"{k}={fmt_param(v)}" for k, v in n.params if k != "value")
+        if n.op is Op.CONST:
+            args = repr(n.param["value"])
+        else:
+            args = " ".join(ref(v) for v in n.inputs)
+        extra = f"[{params}] " if params else ""
+        lines.append(f"  {ref(n.out)}: {n.out.aval} = {n.op.value}{extra and ' ' + extra.rstrip()} {args}".rstrip())
+    lines.append("  return " + ", ".join(ref(v) for v in graph.outputs))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def verify(graph: Graph) -> None:
+    """Check SSA form and topological order; raise AssertionError naming the bad node."""
+    defined = set(graph.inputs)
+    for n in graph.nodes:
+        for v in n.inputs:
+            if v not in defined:
+                raise AssertionError(f"{n.op.value} reads a var defined later or never: {v}")
+        if n.out in defined:
+            raise AssertionError(f"{n.op.value} redefines {n.out}")
+        defined.add(n.out)
+    for v in graph.outputs:
+        if v not in defined:
+            raise AssertionError(f"output {v} is never defined")

@@ -1,0 +1,276 @@
+"""Executable plans: buffer slots, allocation, donation, and the calls into compiled code.
+
+A plan is built once per call signature. Running it allocates outputs and intermediates with
+``np.empty`` (faster than allocating inside numba), then makes one native call per segment of
+consecutive kernels; library calls (BLAS) run between segments. Kernels over many elements are
+split across threads by their outermost loop (each kernel is ``nogil``).
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import compile as compiler
+from .codegen import cpu
+from .config import config
+from .errors import DonationWarning
+from .fuse import Affine, Kernel, LibraryCall, Load, Partition
+from .ir import Graph, Op, Var
+
+
+def _dot(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    np.dot(a, b, out=out)
+
+
+LIBRARY_IMPLS: dict[Op, Callable[..., None]] = {Op.DOT: _dot}
+
+
+_pool: ThreadPoolExecutor | None = None
+
+
+def thread_count() -> int:
+    wanted = config.num_threads or os.cpu_count() or 1
+    return max(1, int(wanted))
+
+
+def _thread_pool() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max(1, thread_count() - 1), thread_name_prefix="arrjit")
+    return _pool
+
+
+@dataclass
+class KernelCall:
+    kernel: Kernel
+    rendered: cpu.RenderedKernel
+    slots: list[int]        # write slots then read slots
+    entry: Callable | None = None
+
+    @property
+    def extent(self) -> int:
+        return cpu.outer_extent(self.kernel)
+
+
+@dataclass
+class NativeSegment:
+    """Consecutive kernels compiled into one module with a ``program`` function."""
+
+    calls: list[KernelCall]
+    source: str
+    slots: list[int]
+    parallel: bool
+    stats: "CompileStats"
+    module: Any = None
+    entry: Callable | None = None
+
+    def _program_args(self, bufs: list) -> list:
+        if len(self.calls) == 1:
+            call = self.calls[0]
+            return [bufs[s] for s in call.slots] + [call.rendered.params, 0, call.extent]
+        return [bufs[s] for s in self.slots] + [c.rendered.params for c in self.calls]
+
+    def prepare(self, bufs: list) -> None:
+        self.module = compiler.load_module(self.source)
+        args = self._program_args(bufs)
+        if len(self.calls) == 1:
+            program = getattr(self.module, self.calls[0].rendered.name)
+        else:
+            program = self.module.program
+        self.entry, compiled = compiler.entry_point(program, args)
+        self.stats.compiles += compiled
+        if self.parallel:
+            for call in self.calls:
+                kargs = [bufs[s] for s in call.slots] + [call.rendered.params, 0, 1]
+                fn = getattr(self.module, call.rendered.name)
+                call.entry, compiled = compiler.entry_point(fn, kargs)
+                self.stats.compiles += compiled
+
+    def __call__(self, bufs: list) -> None:
+        if self.entry is None:
+            self.prepare(bufs)
+        if not self.parallel:
+            self.entry(*self._program_args(bufs))
+            return
+        threads = thread_count()
+        for call in self.calls:
+            args = [bufs[s] for s in call.slots] + [call.rendered.params]
+            extent = call.extent
+            if call.kernel.elements < config.parallel_threshold or extent < 2:
+                call.entry(*args, 0, extent)
+                continue
+            chunks = min(threads, extent)
+            bounds = [extent * t // chunks for t in range(chunks + 1)]
+            futures = [_thread_pool().submit(call.entry, *args, bounds[t], bounds[t + 1])
+                       for t in range(1, chunks)]
+            call.entry(*args, bounds[0], bounds[1])
+            for f in futures:
+                f.result()
+
+
+@dataclass
+class LibrarySegment:
+    node_op: Op
+    in_slots: list[int]
+    out_slot: int
+
+    def __call__(self, bufs: list) -> None:
+        LIBRARY_IMPLS[self.node_op](*(bufs[s] for s in self.in_slots), out=bufs[self.out_slot])
+
+
+@dataclass
+class CompileStats:
+    compiles: int = 0
+
+
+@dataclass
+class Plan:
+    n_inputs: int
+    constants: list[np.ndarray]
+    allocations: list[tuple[tuple[int, ...], np.dtype, int]]  # shape, dtype, donor
+    segments: list
+    outputs: list[tuple[str, Any]]         # ("slot", index) or ("const", array)
+    donated_inputs: dict[int, int] = field(default_factory=dict)  # input index -> output slot
+    sources: list[str] = field(default_factory=list)
+    kernels: list[Kernel] = field(default_factory=list)
+
+    def run(self, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+        bufs = list(args)
+        bufs.extend(self.constants)
+        for shape, dtype, donor in self.allocations:
+            bufs.append(np.empty(shape, dtype) if donor < 0 else args[donor])
+        if self.donated_inputs:
+            self._refuse_aliased_donations(args, bufs)
+        for segment in self.segments:
+            segment(bufs)
+        return [bufs[ref] if kind == "slot" else np.array(ref) for kind, ref in self.outputs]
+
+    def _refuse_aliased_donations(self, args: Sequence[np.ndarray], bufs: list) -> None:
+        """A donated array that is also passed as another argument is still read through that
+        argument, so its output is written to a fresh buffer instead."""
+        for i, out_slot in self.donated_inputs.items():
+            if any(j != i and isinstance(a, np.ndarray) and np.shares_memory(args[i], a)
+                   for j, a in enumerate(args)):
+                bufs[out_slot] = np.empty_like(args[i])
+                warnings.warn(DonationWarning(
+                    f"Some donated buffers were not usable: {_describe(args[i])} (argument "
+                    f"{i} is also passed as another argument)"), stacklevel=4)
+
+
+def _describe(a: np.ndarray) -> str:
+    return f"{a.dtype.name}[{','.join(map(str, a.shape))}]"
+
+
+def _donation_slots(graph: Graph, partition: Partition, donate: Sequence[int],
+                    arg_names: Sequence[str]) -> tuple[dict[Var, int], list[str]]:
+    """Which kernel outputs may be written into which donated inputs. A donated input can hold
+    an output when the kernel writing it reads the input only at the index it writes, and no
+    later step reads the input. Returns (output var -> input index, refusal reasons)."""
+    steps = partition.steps
+    assigned: dict[Var, int] = {}
+    refused: list[str] = []
+    outputs = list(graph.outputs)
+    for i in donate:
+        var = graph.inputs[i]
+        reason = "no output has its shape and dtype"
+        if var in outputs:
+            reason = "it is returned unchanged"
+            refused.append(f"{var.aval} (argument {arg_names[i]!r}: {reason})")
+            continue
+        for k, step in enumerate(steps):
+            if not isinstance(step, Kernel):
+                continue
+            for w, (out_var, store) in enumerate(zip(step.writes, step.stores)):
+                if (out_var not in outputs or out_var in assigned or out_var.aval.shape != var.shape
+                        or out_var.dtype != var.dtype):
+                    continue
+                why = _unsafe_read(var, store.access, step, steps[k + 1:])
+                if why is None:
+                    assigned[out_var] = i
+                    break
+                reason = why
+            else:
+                continue
+            break
+        if i not in assigned.values():
+            refused.append(f"{var.aval} (argument {arg_names[i]!r}: {reason})")
+    return assigned, refused
+
+
+def _unsafe_read(var: Var, store: Affine, kernel: Kernel, later: Sequence) -> str | None:
+    if var in kernel.reads:
+        idx = kernel.reads.index(var)
+        for stmt in kernel.stmts:
+            if isinstance(stmt, Load) and stmt.buffer == idx and stmt.access != store:
+                return "read at a different index than the output is written"
+    for step in later:
+        reads = step.reads if isinstance(step, Kernel) else step.node.inputs
+        if var in reads:
+            return "read again after the output is written"
+    return None
+
+
+def build_plan(graph: Graph, partition: Partition, *, donate: Sequence[int] = (),
+               arg_names: Sequence[str] = (), stats: CompileStats) -> Plan:
+    slot: dict[Var, int] = {v: k for k, v in enumerate(graph.inputs)}
+    constants: list[np.ndarray] = []
+    producer = {n.out: n for n in graph.nodes}
+    for v in sorted(partition.buffers, key=lambda v: v.id):
+        node = producer.get(v)
+        if node is not None and node.op is Op.CONST and v not in slot:
+            slot[v] = len(graph.inputs) + len(constants)
+            constants.append(node.param["value"].array)
+    donated_to, refused = _donation_slots(graph, partition, donate, arg_names)
+    if refused:
+        warnings.warn(DonationWarning("Some donated buffers were not usable: " +
+                                      ", ".join(refused)), stacklevel=5)
+    allocations = []
+    next_slot = len(graph.inputs) + len(constants)
+    for step in partition.steps:
+        written = step.writes if isinstance(step, Kernel) else (step.node.out,)
+        for v in written:
+            if v not in slot:
+                slot[v] = next_slot
+                allocations.append((v.shape, v.dtype, donated_to.get(v, -1)))
+                next_slot += 1
+
+    segments: list = []
+    pending: list[KernelCall] = []
+
+    def flush() -> None:
+        if not pending:
+            return
+        rendered = [c.rendered for c in pending]
+        source, slots = cpu.render_module(rendered, [c.slots for c in pending],
+                                           [bool(c.kernel.sizes) for c in pending])
+        parallel = thread_count() > 1 and any(
+            c.kernel.elements >= config.parallel_threshold for c in pending)
+        segments.append(NativeSegment(list(pending), source, slots, parallel, stats))
+        pending.clear()
+
+    for step in partition.steps:
+        if isinstance(step, Kernel):
+            slots = [slot[v] for v in step.writes] + [slot[v] for v in step.reads]
+            pending.append(KernelCall(step, cpu.render_kernel(step), slots))
+        else:
+            flush()
+            segments.append(LibrarySegment(step.node.op, [slot[v] for v in step.node.inputs],
+                                           slot[step.node.out]))
+    flush()
+
+    outputs = []
+    for v in graph.outputs:
+        node = producer.get(v)
+        if node is not None and node.op is Op.CONST:
+            outputs.append(("const", node.param["value"].array))  # copied on every return
+        else:
+            outputs.append(("slot", slot[v]))
+    return Plan(len(graph.inputs), constants, allocations, segments, outputs,
+                {i: slot[o] for o, i in donated_to.items()},
+                [s.source for s in segments if isinstance(s, NativeSegment)],
+                [s for s in partition.steps if isinstance(s, Kernel)])

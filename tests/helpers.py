@@ -1,0 +1,37 @@
+"""Shared test helpers: edge-case samples and NumPy comparisons."""
+import warnings
+
+import numpy as np
+import pytest
+
+ALL_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+              "uint64", "float32", "float64"]
+
+
+def sample(dtype, n=23, seed=0):
+    """Values that exercise edges: extremes and zero for integers, nan/inf/-0.0 for floats."""
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.random(n) > 0.5
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        vals = rng.integers(max(info.min, -100), min(info.max, 100), n, endpoint=True).astype(dt)
+        vals[:3] = [info.min, info.max, 0]
+        return vals
+    vals = (rng.standard_normal(n) * 3).astype(dt)
+    vals[:5] = [np.nan, np.inf, -np.inf, 0.0, -0.0]
+    return vals
+
+
+def assert_same(out, ref, rtol=None):
+    """Equal dtype and shape; values equal (integers, bools) or close (floats), nan == nan."""
+    out = np.asarray(out)
+    ref = np.asarray(ref)
+    assert out.dtype == ref.dtype, (out.dtype, ref.dtype)
+    assert out.shape == ref.shape, (out.shape, ref.shape)
+    if ref.dtype.kind == "f":
+        tol = rtol if rtol is not None else (3e-7 if ref.dtype == np.float32 else 1e-15)
+        np.testing.assert_allclose(out, ref, rtol=tol, atol=0, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(out, ref)
