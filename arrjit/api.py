@@ -101,10 +101,10 @@ def _leaf_aval(x: Any, name: str) -> Aval:
 
 def _as_array(x: Any) -> np.ndarray:
     if type(x) is np.ndarray:
-        return x if x.flags.c_contiguous else np.ascontiguousarray(x)
+        return x if x.flags.c_contiguous else np.asarray(x, order="C")
     if type(x) is int:
         return np.asarray(x, dtype=np.int64)
-    return np.ascontiguousarray(x)
+    return np.asarray(x, order="C")  # (ascontiguousarray would turn 0-d into 1-d)
 
 
 class Jitted:

@@ -209,7 +209,8 @@ class _Fuser:
         """Stored values that ``var``'s expression reads, and whether each is read at the same
         index (through elementwise nodes only)."""
         found: list[tuple[Var, bool]] = []
-        stack = [(inp, True) for inp in self.producer[var].inputs]
+        node = self.producer[var]
+        stack = [(inp, node.op in ELEMENTWISE) for inp in node.inputs]
         seen = set()
         while stack:
             v, same = stack.pop()

@@ -1,0 +1,271 @@
+"""The jit API: decoration, binding, static arguments, pytrees, caches, errors, donation."""
+import collections
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import arrjit
+import arrjit.numpy as anp
+from arrjit import errors
+
+from helpers import assert_same
+
+
+def test_all_decorator_forms():
+    def f(x, y=2.0):
+        return x * y
+
+    x = np.arange(3.0)
+    for g in (arrjit.jit(f), arrjit.jit()(f), arrjit.jit(static_argnames="y")(f)):
+        assert_same(g(x), x * 2.0)
+
+    @arrjit.jit
+    def h(x):
+        return x + 1
+
+    assert_same(h(x), x + 1)
+    assert h.__name__ == "h"
+
+
+def test_static_argnums_and_argnames_infer_each_other():
+    def f(x, n, *, scale=1.0):
+        return x * n * scale
+
+    g = arrjit.jit(f, static_argnums=1)
+    assert g.static_argnames == ("n",)
+    g = arrjit.jit(f, static_argnames=("n", "scale"))
+    assert g.static_argnums == (1,)
+    assert_same(g(np.ones(2), 3, scale=2.0), np.full(2, 6.0))
+
+
+def test_positional_keyword_and_default_calls_share_one_entry():
+    @arrjit.jit(static_argnames="n")
+    def f(x, n=2):
+        return x * n
+
+    x = np.ones(3)
+    f(x, 2)
+    f(x, n=2)
+    f(x)
+    f(n=2, x=x)
+    info = f.cache_info()
+    assert (info.traces, info.misses, info.hits) == (1, 1, 3)
+
+
+def test_static_values_are_keyed_by_type_and_value():
+    f = arrjit.jit(lambda x, k: x * k, static_argnums=1)
+    x = np.ones(2)
+    assert f(x, 2).dtype == np.float64
+    f(x, 2.0)
+    f(x, True)
+    f(x, 2)
+    assert f.cache_info().traces == 3
+
+
+def test_unhashable_static_argument_error_names_argument_type_and_fix():
+    f = arrjit.jit(lambda x, axes: x, static_argnames="axes")
+    with pytest.raises(errors.NonHashableStaticArgError) as info:
+        f(np.ones(2), [0, 1])
+    msg = str(info.value)
+    assert "'axes'" in msg and "list" in msg and "tuple" in msg
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(static_argnums=3), "out of range"),
+    (dict(static_argnames="zz"), "not a parameter"),
+    (dict(static_argnums=0, donate_argnums=0), "both static and donated"),
+    (dict(static_argnames="x", donate_argnames="x"), "both static and donated"),
+    (dict(donate_argnums=-5), "out of range"),
+])
+def test_bad_decoration_fails_at_decoration_time(kwargs, match):
+    def f(x, y):
+        return x
+
+    with pytest.raises(ValueError, match=match):
+        arrjit.jit(f, **kwargs)
+
+
+def test_pytrees_in_and_out():
+    Point = collections.namedtuple("Point", "x y")
+
+    @arrjit.jit
+    def f(params, pts, nothing):
+        assert nothing is None
+        out = {"w": params["w"] * 2, "pair": [pts.x + pts.y, (pts.x,)]}
+        return Point(out, None)
+
+    p = {"w": np.ones(2), "b": np.zeros(1)}
+    res = f(p, Point(np.ones(3), np.full(3, 2.0)), None)
+    assert isinstance(res, Point) and res.y is None
+    assert_same(res.x["w"], np.full(2, 2.0))
+    assert_same(res.x["pair"][0], np.full(3, 3.0))
+    assert isinstance(res.x["pair"][1], tuple)
+
+
+def test_new_length_of_same_rank_retraces_but_compiles_nothing():
+    f = arrjit.jit(lambda x, y: anp.sin(x[::-1]) * y[None, :] + 1)
+    f(np.ones((3, 4)), np.ones(4))
+    compiles = f.cache_info().compiles
+    assert compiles >= 1
+    out = f(np.ones((5, 7)), np.ones(7))
+    info = f.cache_info()
+    assert info.traces == 2 and info.compiles == compiles
+    assert_same(out, np.sin(np.ones((5, 7))[::-1]) * np.ones(7)[None, :] + 1)
+
+
+def test_clear_cache_and_clear_caches():
+    f = arrjit.jit(lambda x: x + 1)
+    f(np.ones(2))
+    f.clear_cache()
+    f(np.ones(2))
+    assert f.cache_info().traces == 2
+    arrjit.clear_caches()
+    assert f.cache_info().currsize == 0
+    assert_same(f(np.ones(2)), np.full(2, 2.0))
+
+
+def test_lower_shows_graph_and_source_and_compile_runs():
+    f = arrjit.jit(lambda x: anp.exp(x) * 2)
+    x = np.ones(4)
+    lowered = f.lower(x)
+    text = lowered.as_text()
+    assert "graph(a: float64[4])" in text and "def kernel_" in text and "@njit" in text
+    assert len(lowered.kernels) == 1
+    assert_same(lowered.compile()(x), np.exp(x) * 2)
+    with pytest.raises(TypeError, match="lowered for other"):
+        lowered.compile()(np.ones(5))
+
+
+@pytest.mark.parametrize("fn,exc,words", [
+    (lambda x: 1 if x[0] > 0 else 0, errors.TracerBoolConversionError, ["if", "lax.cond"]),
+    (lambda x: x if x[0] else x, errors.TracerBoolConversionError, ["anp.where"]),
+    (lambda x: [1, 2, 3][x[0]], errors.TracerIntegerConversionError, ["fori_loop"]),
+    (lambda x: range(x[0]), errors.TracerIntegerConversionError, ["static"]),
+    (lambda x: int(x[0]), errors.TracerIntegerConversionError, ["static_argnames"]),
+    (lambda x: float(x[0]), errors.ConcretizationTypeError, ["float()"]),
+    (lambda x: np.asarray(x), errors.TracerArrayConversionError, ["arrjit.numpy"]),
+    (lambda x: np.sin(x), errors.TracerArrayConversionError, ["arrjit.numpy"]),
+])
+def test_tracer_conversion_errors_name_the_argument_and_the_fix(fn, exc, words):
+    def f(data):
+        return fn(data)
+
+    with pytest.raises(exc) as info:
+        arrjit.jit(f)(np.ones(3, np.int64))
+    msg = str(info.value)
+    assert "'data'" in msg, msg
+    assert "static_argnames=('data',)" in msg, msg
+    for w in words:
+        assert w in msg, (w, msg)
+
+
+def test_item_assignment_on_tracer_points_to_at():
+    def f(x):
+        x[0] = 1
+        return x
+
+    with pytest.raises(TypeError, match=r"\.at\[idx\]\.set"):
+        arrjit.jit(f)(np.ones(3))
+
+
+def test_leaked_tracer_is_reported():
+    leaked = []
+
+    @arrjit.jit
+    def f(x):
+        leaked.append(x)
+        return x + 1
+
+    f(np.ones(2))
+    with pytest.raises(errors.UnexpectedTracerError, match="leaked"):
+        anp.sin(leaked[0])
+
+
+def test_out_of_range_static_index_and_mask_index():
+    with pytest.raises(IndexError, match="index 5 is out of bounds for axis 0 with size 3"):
+        arrjit.jit(lambda x: x[5])(np.ones(3))
+    with pytest.raises(IndexError, match="anp.where"):
+        arrjit.jit(lambda x: x[x > 0])(np.ones(3))
+
+
+def test_invalid_argument_type_names_the_argument():
+    with pytest.raises(TypeError, match="argument 'x'.*static_argnames"):
+        arrjit.jit(lambda x: x)("hello")
+
+
+def test_python_scalars_are_weak_and_shared_across_values():
+    f = arrjit.jit(lambda x, s: x * s)
+    x = np.ones(3, np.float32)
+    assert f(x, 2.0).dtype == np.float32
+    assert_same(f(x, 3.0), np.full(3, 3.0, np.float32))
+    assert f.cache_info().traces == 1
+
+
+def test_nested_jit_traces_through():
+    inner = arrjit.jit(lambda x: x * 2)
+    outer = arrjit.jit(lambda x: inner(x) + 1)
+    assert_same(outer(np.ones(2)), np.full(2, 3.0))
+    assert len(outer.lower(np.ones(2)).kernels) == 1
+
+
+def test_donation_reuses_the_buffer_for_elementwise_updates():
+    f = arrjit.jit(lambda x, y: x * 2 + y, donate_argnums=0)
+    x, y = np.arange(4.0), np.ones(4)
+    out = f(x, y)
+    assert out is x
+    assert_same(out, np.array([1.0, 3.0, 5.0, 7.0]))
+
+
+def test_unsafe_donation_is_refused_with_a_warning_and_stays_correct():
+    f = arrjit.jit(lambda x: x[::-1] + 1, donate_argnames="x")
+    x = np.arange(4.0)
+    with pytest.warns(errors.DonationWarning,
+                      match=r"Some donated buffers were not usable: float64\[4\] \(argument 'x'"):
+        out = f(x)
+    assert out is not x
+    assert_same(out, np.arange(4.0)[::-1] + 1)
+
+
+def test_donated_array_passed_twice_is_not_overwritten_early():
+    f = arrjit.jit(lambda x, y: x + y[::-1], donate_argnums=0)
+    x = np.arange(4.0)
+    with pytest.warns(errors.DonationWarning):
+        out = f(x, x)
+    assert_same(out, np.arange(4.0) + np.arange(4.0)[::-1])
+
+
+def test_eager_namespace_returns_numpy_results():
+    x = np.linspace(-2, 2, 7, dtype=np.float32)
+    assert_same(anp.exp(x) * 2.0, np.exp(x) * 2.0)
+    assert isinstance(anp.where(x > 0, x, 0), np.ndarray)
+    assert_same(anp.reshape(anp.arange(6), (2, 3)).T, np.arange(6).reshape(2, 3).T)
+    assert_same(anp.clip(x, -1, 1), np.clip(x, -1, 1))
+    assert anp.array([1.0, 2.0]).dtype == np.float64
+
+
+def test_disable_jit_runs_the_reference_interpreter():
+    code = ("import numpy as np, arrjit, arrjit.numpy as anp\n"
+            "f = arrjit.jit(lambda x: anp.exp(x) + 1)\n"
+            "print(float(f(np.zeros(3))[0]), f.cache_info().compiles, f.lower(np.zeros(3)).kernels)")
+    env = dict(os.environ, ARRJIT_DISABLE_JIT="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["2.0", "0", "[]"]
+
+
+def test_config_update_validates_names():
+    with pytest.raises(ValueError, match="unknown arrjit option"):
+        arrjit.config.update("no_such_option", 1)
+
+
+def test_devices_and_device_put():
+    assert arrjit.devices() == ["cpu"]
+    x = np.ones(2)
+    assert arrjit.device_put(x) is x and arrjit.block_until_ready(x) is x
+    with pytest.raises(ValueError, match="not available"):
+        arrjit.jit(lambda x: x, device="tpu")
