@@ -60,6 +60,7 @@ class _Entry:
     graph: Graph
     out_tree: TreeDef
     convert: tuple[int, ...]   # leaves that must become C-contiguous arrays first
+    single_output: bool = False
 
 
 _all_jitted: "weakref.WeakSet[Jitted]" = weakref.WeakSet()
@@ -194,11 +195,14 @@ class Jitted:
         else:
             self._hits += 1
             self._cache.move_to_end(key)
-        arrays = [_as_array(x) for x in leaves]
+        if entry.convert:
+            leaves = [_as_array(x) for x in leaves]
         if entry.plan is None:
-            outs = interpret.evaluate(entry.graph, arrays)
+            outs = interpret.evaluate(entry.graph, leaves)
         else:
-            outs = entry.plan.run(arrays)
+            outs = entry.plan.run(leaves)
+        if entry.single_output:
+            return outs[0]
         return unflatten(entry.out_tree, outs)
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
@@ -322,8 +326,9 @@ class Jitted:
         t1 = time.perf_counter()
         convert = tuple(i for i, x in enumerate(leaves)
                         if not (type(x) is np.ndarray and x.flags.c_contiguous))
+        single = out_tree.kind is None
         if config.disable_jit:
-            return _Entry(None, graph, out_tree, convert)
+            return _Entry(None, graph, out_tree, convert, single)
         simple = simplify(graph)
         part = fuse_partition(simple)
         t2 = time.perf_counter()
@@ -334,7 +339,7 @@ class Jitted:
             logger.warning("arrjit: %s traced in %.1f ms, fused into %d kernel(s) in %.1f ms, "
                            "planned in %.1f ms", self._name, 1e3 * (t1 - t0), len(plan.kernels),
                            1e3 * (t2 - t1), 1e3 * (t3 - t2))
-        return _Entry(plan, simple, out_tree, convert)
+        return _Entry(plan, simple, out_tree, convert, single)
 
     def _miss(self, key, values: Sequence, leaves: list) -> _Entry:
         self._misses += 1

@@ -139,7 +139,18 @@ class Plan:
     sources: list[str] = field(default_factory=list)
     kernels: list[Kernel] = field(default_factory=list)
 
+    fast_run: Callable | None = None
+
     def run(self, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Run the plan. The first run compiles; later runs use a generated straight-line
+        runner (``fast_run``) when the plan allows one."""
+        if self.fast_run is not None:
+            return self.fast_run(args)
+        outs = self._run_generic(args)
+        self.fast_run = make_runner(self)
+        return outs
+
+    def _run_generic(self, args: Sequence[np.ndarray]) -> list[np.ndarray]:
         bufs = list(args)
         bufs.extend(self.constants)
         for shape, dtype, donor in self.allocations:
@@ -213,6 +224,56 @@ def _unsafe_read(var: Var, store: Affine, kernel: Kernel, later: Sequence) -> st
         if var in reads:
             return "read again after the output is written"
     return None
+
+
+def make_runner(plan: Plan) -> Callable | None:
+    """Generate straight-line Python for the hot path: allocate, call each compiled entry point
+    with its buffers, return the outputs. ``None`` (keep the generic path) for plans that need
+    run-time decisions: threaded segments, or donations that must check argument aliasing."""
+    if plan.donated_inputs or any(isinstance(s, NativeSegment) and s.parallel
+                                  for s in plan.segments):
+        return None
+    ns: dict[str, Any] = {"empty": np.empty, "array": np.array}
+    names = [f"x{i}" for i in range(plan.n_inputs)]
+    lines = ["def run(args):"]
+    if names:
+        lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args")
+    for k, c in enumerate(plan.constants):
+        ns[f"const{k}"] = c
+        names.append(f"const{k}")
+    for k, (shape, dtype, donor) in enumerate(plan.allocations):
+        name = f"t{k}"
+        ns[f"shape{k}"], ns[f"dtype{k}"] = shape, dtype
+        lines.append(f"    {name} = empty(shape{k}, dtype{k})" if donor < 0
+                     else f"    {name} = x{donor}")
+        names.append(name)
+    for k, seg in enumerate(plan.segments):
+        if isinstance(seg, NativeSegment):
+            ns[f"entry{k}"] = seg.entry
+            if len(seg.calls) == 1:
+                call = seg.calls[0]
+                ns[f"P{k}"] = call.rendered.params
+                args = [names[s] for s in call.slots] + [f"P{k}", "0", str(call.extent)]
+            else:
+                args = [names[s] for s in seg.slots]
+                for j, call in enumerate(seg.calls):
+                    ns[f"P{k}_{j}"] = call.rendered.params
+                    args.append(f"P{k}_{j}")
+            lines.append(f"    entry{k}({', '.join(args)})")
+        else:
+            ns[f"lib{k}"] = LIBRARY_IMPLS[seg.node_op]
+            ins = ", ".join(names[s] for s in seg.in_slots)
+            lines.append(f"    lib{k}({ins}, out={names[seg.out_slot]})")
+    outs = []
+    for k, (kind, ref) in enumerate(plan.outputs):
+        if kind == "slot":
+            outs.append(names[ref])
+        else:
+            ns[f"out_const{k}"] = ref
+            outs.append(f"array(out_const{k})")
+    lines.append(f"    return [{', '.join(outs)}]")
+    exec(compile("\n".join(lines), "<arrjit runner>", "exec"), ns)
+    return ns["run"]
 
 
 def build_plan(graph: Graph, partition: Partition, *, donate: Sequence[int] = (),

@@ -100,8 +100,8 @@ def test_random_programs_match_numpy(case):
         except (TypeError, OverflowError) as rejected:  # NumPy rejects it; so must arrjit
             try:
                 arrjit.jit(lambda *xs: run_program(anp, program, xs))(*inputs)
-            except type(rejected):
-                return
+            except (type(rejected), arrjit.errors.UnsupportedDtypeError):
+                return  # the same error, or float16 refused before NumPy reached its error
             raise AssertionError(f"arrjit accepted a program NumPy rejects: {rejected}")
         every = run_program(np, program, inputs, keep=len(program))
         if any(np.asarray(r).dtype == np.float16 for r in every):
