@@ -1,8 +1,30 @@
-"""Command line: ``python -m arrjit demo``."""
+"""Command line: ``python -m arrjit demo | cache info | cache clear | cache prune --max-size``."""
 from __future__ import annotations
 
 import argparse
 import sys
+
+
+def _cache_command(args) -> int:
+    from . import cache
+    from .config import parse_size
+
+    if args.action == "info":
+        info = cache.info()
+        kinds = ", ".join(f"{k} {v}" for k, v in info["kinds"].items())
+        print(f"path:     {info['path']}")
+        print(f"entries:  {info['entries']}")
+        print(f"bytes:    {info['bytes']} ({info['bytes'] / 2**20:.1f} MiB, cap "
+              f"{info['max_size'] / 2**20:.0f} MiB)")
+        print(f"files:    {kinds}")
+    elif args.action == "clear":
+        removed = cache.clear()
+        print(f"removed {removed} environment folder(s) from {cache.root_dir()}")
+    else:
+        removed, remaining = cache.prune(parse_size(args.max_size))
+        print(f"evicted {removed} entr{'y' if removed == 1 else 'ies'}; {remaining} bytes remain "
+              f"in {cache.root_dir()}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -10,12 +32,19 @@ def main(argv: list[str] | None = None) -> int:
                                      description="arrjit: a JAX-style array JIT on Numba")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="run the jit tutorial story and a speed table")
+    cache_parser = commands.add_parser("cache", help="inspect or clean the disk cache")
+    actions = cache_parser.add_subparsers(dest="action", required=True)
+    actions.add_parser("info", help="path, entries, bytes and file kinds")
+    actions.add_parser("clear", help="remove every cached entry")
+    prune = actions.add_parser("prune", help="evict least recently used entries")
+    prune.add_argument("--max-size", required=True, help="e.g. 500MB, 2GB")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from . import demo
 
         demo.run()
-    return 0
+        return 0
+    return _cache_command(args)
 
 
 if __name__ == "__main__":

@@ -15,8 +15,9 @@ import functools
 import inspect
 import logging
 import time
+import warnings
 import weakref
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
@@ -145,6 +146,9 @@ class Jitted:
         self._donated_positions = frozenset(
             k for k, p in enumerate(self._params) if p.name in self.donate_argnames)
         self._cache: "OrderedDict[Any, _Entry]" = OrderedDict()
+        self._history: list = []             # recent signature keys, for explanations
+        self._changed: Counter = Counter()   # parameter -> how often it caused a re-trace
+        self._warned_retrace = False
         self._hits = self._misses = self._traces = 0
         self._stats = CompileStats()
         _all_jitted.add(self)
@@ -192,6 +196,8 @@ class Jitted:
         entry = self._cache.get(key)
         if entry is None:
             entry = self._miss(key, values, leaves)
+            if config.log_compiles:
+                return self._logged_first_run(entry, leaves)
         else:
             self._hits += 1
             self._cache.move_to_end(key)
@@ -204,6 +210,23 @@ class Jitted:
         if entry.single_output:
             return outs[0]
         return unflatten(entry.out_tree, outs)
+
+    def _logged_first_run(self, entry: _Entry, leaves: list):
+        stats = self._stats
+        before = (stats.compile_seconds, stats.load_seconds, stats.compiles, stats.disk_hits)
+        if entry.convert:
+            leaves = [_as_array(x) for x in leaves]
+        outs = (interpret.evaluate(entry.graph, leaves) if entry.plan is None
+                else entry.plan.run(leaves))
+        t = getattr(self, "_last_times", {})
+        logger.warning(
+            "arrjit: %s: trace %.1f ms, fuse %.1f ms, codegen %.1f ms, compile %.1f ms "
+            "(%d new), disk load %.1f ms (%d hits), %d kernel(s)", self._name,
+            1e3 * t.get("trace", 0), 1e3 * t.get("fuse", 0), 1e3 * t.get("codegen", 0),
+            1e3 * (stats.compile_seconds - before[0]), stats.compiles - before[2],
+            1e3 * (stats.load_seconds - before[1]), stats.disk_hits - before[3],
+            len(entry.plan.kernels) if entry.plan else 0)
+        return outs[0] if entry.single_output else unflatten(entry.out_tree, outs)
 
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
         """Values for every parameter in order (defaults applied); *args and **kwargs params
@@ -335,19 +358,69 @@ class Jitted:
         donate = [i for i in donated if i not in convert]
         plan = build_plan(simple, part, donate=donate, arg_names=names, stats=self._stats)
         t3 = time.perf_counter()
-        if config.log_compiles:
-            logger.warning("arrjit: %s traced in %.1f ms, fused into %d kernel(s) in %.1f ms, "
-                           "planned in %.1f ms", self._name, 1e3 * (t1 - t0), len(plan.kernels),
-                           1e3 * (t2 - t1), 1e3 * (t3 - t2))
+        self._last_times = {"trace": t1 - t0, "fuse": t2 - t1, "codegen": t3 - t2}
         return _Entry(plan, simple, out_tree, convert, single)
 
     def _miss(self, key, values: Sequence, leaves: list) -> _Entry:
         self._misses += 1
+        changes = self._explain(key)
         entry = self._build(values, leaves)
+        self._history.append(key)
+        del self._history[:-64]
         self._cache[key] = entry
         while len(self._cache) > max(1, config.max_signatures_per_function):
             self._cache.popitem(last=False)
         return entry
+
+    def _explain(self, key: tuple) -> list[str]:
+        """Why ``key`` missed, against the closest earlier signature; logs it and warns when
+        one function keeps re-tracing."""
+        if not self._history:
+            reasons = ["new function"] if not self._traces else ["cache was cleared"]
+        else:
+            candidates = [(_distance(old, key), old) for old in reversed(self._history)]
+            _, closest = min(candidates, key=lambda c: c[0])
+            reasons = list(self._differences(closest, key))
+            for reason in reasons:
+                self._changed[reason.split("'")[1] if "'" in reason else reason] += 1
+        if config.explain_cache_misses:
+            logger.warning("arrjit: cache miss for %s: %s", self._name, "; ".join(reasons))
+        if (not self._warned_retrace and self._traces + 1 >= config.retrace_warning_threshold
+                and self._changed):
+            self._warned_retrace = True
+            culprit, count = self._changed.most_common(1)[0]
+            warnings.warn(
+                f"arrjit: {self._name} has been traced for {self._traces + 1} different "
+                f"signatures; argument {culprit!r} changed {count} time(s) (latest: "
+                f"{'; '.join(reasons)}). Each new shape, dtype or static value re-traces. Pad "
+                f"inputs to a few fixed shapes, pass varying Python numbers as arrays, or stop "
+                f"marking {culprit!r} static.", RuntimeWarning, stacklevel=4)
+        return reasons
+
+    def _differences(self, old: tuple, new: tuple) -> Iterable[str]:
+        if len(old) != len(new):
+            yield "number of arguments changed"
+            return
+        for k, (a, b) in enumerate(zip(old, new)):
+            if a == b:
+                continue
+            name = self._param_names[k] if k < len(self._param_names) else f"arg{k}"
+            if k in self._static_positions:
+                yield f"static {name!r} {a[1]!r} -> {b[1]!r}"
+            elif _is_array_key(a) and _is_array_key(b):
+                yield _array_change(name, a, b)
+            elif isinstance(a, tuple) and isinstance(b, tuple) and len(a) == 2 and isinstance(
+                    a[0], TreeDef) and isinstance(b[0], TreeDef):
+                if a[0] != b[0]:
+                    yield f"argument {name!r} pytree structure changed: {a[0]} -> {b[0]}"
+                else:
+                    for j, (la, lb) in enumerate(zip(a[1], b[1])):
+                        if la != lb:
+                            yield (_array_change(f"{name}", la, lb, leaf=j)
+                                   if _is_array_key(la) and _is_array_key(lb)
+                                   else f"argument {name!r} leaf {j} {la} -> {lb}")
+            else:
+                yield f"argument {name!r} changed kind: {_short(a)} -> {_short(b)}"
 
     # -- introspection ------------------------------------------------------------------------
     def lower(self, *args, **kwargs) -> "Lowered":
@@ -362,7 +435,8 @@ class Jitted:
     def cache_info(self) -> CacheInfo:
         """Counts for this function: calls served from the memory cache (hits), signatures
         traced (misses, traces), numba compilations (compiles) and disk-cache loads."""
-        return CacheInfo(self._hits, self._misses, self._traces, self._stats.compiles, 0,
+        return CacheInfo(self._hits, self._misses, self._traces, self._stats.compiles,
+                         self._stats.disk_hits,
                          len(self._cache))
 
     def clear_cache(self) -> None:
@@ -441,6 +515,32 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
     return Jitted(fun, **options)
+
+
+def _is_array_key(part: Any) -> bool:
+    return (isinstance(part, tuple) and len(part) == 3 and isinstance(part[0], np.dtype)
+            and isinstance(part[1], tuple))
+
+
+def _array_change(name: str, a: tuple, b: tuple, leaf: int | None = None) -> str:
+    where = f"argument {name!r}" + (f" leaf {leaf}" if leaf is not None else "")
+    if a[0] != b[0]:
+        return f"{where} dtype {a[0].name} -> {b[0].name}"
+    if a[1] != b[1]:
+        return f"{where} shape {a[1]} -> {b[1]}"
+    return f"{where} memory layout or writability changed (flags {a[2]:#x} -> {b[2]:#x})"
+
+
+def _short(part: Any) -> str:
+    if _is_array_key(part):
+        return f"array {part[0].name}{list(part[1])}"
+    return repr(part)[:60]
+
+
+def _distance(old: tuple, new: tuple) -> int:
+    if len(old) != len(new):
+        return 10**6
+    return sum(a != b for a, b in zip(old, new))
 
 
 def _as_tuple(value, kind: type, what: str) -> tuple:

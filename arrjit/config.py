@@ -9,12 +9,22 @@ True
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
 
 def _parse_bool(text: str) -> bool:
     return text.strip().lower() in ("1", "true", "yes", "on")
+
+
+def parse_size(text: str) -> int:
+    """Bytes from a size such as ``500MB``, ``2GB``, ``64k`` or ``1048576``."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*", str(text).lower())
+    if not m:
+        raise ValueError(f"cannot read size {text!r}: use e.g. 500MB, 2GB or 1048576")
+    factor = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2)]
+    return int(float(m.group(1)) * factor)
 
 
 @dataclass(frozen=True)
@@ -38,6 +48,15 @@ OPTIONS: dict[str, Option] = {
                "loop nests with fewer elements than this run on one thread"),
         Option("max_signatures_per_function", 64, int,
                "memory-cache entries kept per jitted function (least recently used go first)"),
+        Option("retrace_warning_threshold", 20, int,
+               "warn when one function has been traced for this many signatures"),
+        Option("explain_cache_misses", False, _parse_bool,
+               "log why each memory-cache miss happened (which argument changed)"),
+        Option("cache_dir", "", str,
+               "disk cache location (default: the platform user cache directory)"),
+        Option("disable_disk_cache", False, _parse_bool, "keep compiled code in memory only"),
+        Option("cache_max_size", 1 << 30, lambda text: parse_size(text),
+               "disk cache size cap in bytes; least recently used entries are evicted"),
     )
 }
 

@@ -8,6 +8,7 @@ split across threads by their outermost loop (each kernel is ``nogil``).
 from __future__ import annotations
 
 import os
+import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -66,7 +67,6 @@ class NativeSegment:
     slots: list[int]
     parallel: bool
     stats: "CompileStats"
-    module: Any = None
     entry: Callable | None = None
 
     def _program_args(self, bufs: list) -> list:
@@ -76,20 +76,25 @@ class NativeSegment:
         return [bufs[s] for s in self.slots] + [c.rendered.params for c in self.calls]
 
     def prepare(self, bufs: list) -> None:
-        self.module = compiler.load_module(self.source)
-        args = self._program_args(bufs)
-        if len(self.calls) == 1:
-            program = getattr(self.module, self.calls[0].rendered.name)
-        else:
-            program = self.module.program
-        self.entry, compiled = compiler.entry_point(program, args)
-        self.stats.compiles += compiled
+        loaded = compiler.load_module(self.source)
+        name = self.calls[0].rendered.name if len(self.calls) == 1 else "program"
+        self.entry = self._compile(loaded, name, self._program_args(bufs))
         if self.parallel:
             for call in self.calls:
                 kargs = [bufs[s] for s in call.slots] + [call.rendered.params, 0, 1]
-                fn = getattr(self.module, call.rendered.name)
-                call.entry, compiled = compiler.entry_point(fn, kargs)
-                self.stats.compiles += compiled
+                call.entry = self._compile(loaded, call.rendered.name, kargs)
+
+    def _compile(self, loaded, name: str, args: list) -> Callable:
+        t0 = time.perf_counter()
+        result = compiler.entry_point(loaded, name, args)
+        elapsed = time.perf_counter() - t0
+        self.stats.compiles += result.compiled
+        self.stats.disk_hits += result.disk_hits
+        if result.compiled:
+            self.stats.compile_seconds += elapsed
+        elif result.disk_hits:
+            self.stats.load_seconds += elapsed
+        return result.entry
 
     def __call__(self, bufs: list) -> None:
         if self.entry is None:
@@ -126,6 +131,9 @@ class LibrarySegment:
 @dataclass
 class CompileStats:
     compiles: int = 0
+    disk_hits: int = 0
+    compile_seconds: float = 0.0   # spent in numba compiling
+    load_seconds: float = 0.0      # spent loading machine code from the disk cache
 
 
 @dataclass
