@@ -316,7 +316,7 @@ class Jitted:
                 raise errors.UnexpectedTracerError(
                     f"{self._name} returned a traced value {leaf.aval} (at output{path}) that "
                     f"belongs to another trace; it leaked from an earlier or enclosing trace")
-            return leaf.var
+            return leaf.ir_var
         if isinstance(leaf, (bool, int, float, np.ndarray, np.generic)):
             arr = np.asarray(leaf)
             check_supported(arr.dtype, f"output{path}")

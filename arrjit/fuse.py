@@ -17,7 +17,7 @@ from typing import Union
 
 import numpy as np
 
-from .ir import ELEMENTWISE, LIBRARY_CALLS, VIEWS, Graph, Node, Op, Var
+from .ir import ELEMENTWISE, LIBRARY_CALLS, REDUCTIONS, VIEWS, Graph, Node, Op, Var
 
 # elementwise ops whose recomputation under a broadcast costs more than storing them
 COSTLY = frozenset({
@@ -84,22 +84,44 @@ class Store:
     access: Affine
 
 
+@dataclass(frozen=True)
+class Reduce:
+    """An accumulator over the inner (reduced) loops: initialised before them, updated with
+    ``value`` in the innermost loop, readable as ``name`` after them."""
+
+    name: str
+    op: Op
+    value: str
+    dtype: np.dtype         # the input's dtype (the result dtype for all but arg-reductions)
+    acc_dtype: np.dtype     # accumulator dtype (float64 when summing float32)
+
+
 Stmt = Union[Load, Const, Compute]
 
 
 @dataclass(frozen=True)
 class Kernel:
-    """A loop nest over ``sizes`` (dimensions already merged where the accesses allow)."""
+    """A loop nest over ``sizes`` (dimensions already merged where the accesses allow).
+
+    In a reduction kernel the first ``n_outer`` loops run over the output and the rest over
+    the reduced dimensions; ``stores`` then happen after the inner loops."""
 
     sizes: tuple[int, ...]
     reads: tuple[Var, ...]
     writes: tuple[Var, ...]
     stmts: tuple[Stmt, ...]
     stores: tuple[Store, ...]
+    n_outer: int | None = None       # None: no reduction (stores in the innermost loop)
+    reductions: tuple[Reduce, ...] = ()
 
     @property
     def elements(self) -> int:
         return int(np.prod(self.sizes, dtype=np.int64))
+
+    @property
+    def splittable(self) -> bool:
+        """Whether the outermost loop may be split across threads."""
+        return self.n_outer is None or self.n_outer > 0
 
 
 @dataclass(frozen=True)
@@ -135,7 +157,9 @@ class _Fuser:
         for v in self.graph.outputs:
             self.stored.add(v)
         for n in self.graph.nodes:
-            if n.op in LIBRARY_CALLS:
+            if n.op in REDUCTIONS:
+                self.stored.add(n.out)
+            elif n.op in LIBRARY_CALLS:
                 self.stored.add(n.out)
                 self.stored.update(n.inputs)
             elif n.op is Op.RESHAPE and not _is_trivial_reshape(n.inputs[0].shape, n.out.shape):
@@ -193,6 +217,9 @@ class _Fuser:
                 level[v] = -1
             elif n.op in LIBRARY_CALLS:
                 level[v] = max((level[i] for i in n.inputs), default=-1) + 1
+            elif n.op in REDUCTIONS:
+                level[v] = max((level[d] + 1 for d, _ in self._stored_dependencies(v)),
+                               default=0)
             else:
                 deps = self._stored_dependencies(v)
                 lv = 0
@@ -236,13 +263,17 @@ class _Fuser:
                 continue
             if n.op in LIBRARY_CALLS:
                 library.append((level[v], n))
+            elif n.op in REDUCTIONS:
+                src = n.inputs[0]
+                groups.setdefault((level[v], "reduce", src.shape, n.param["axes"]),
+                                  []).append(v)
             else:
                 groups.setdefault((level[v], v.shape), []).append(v)
         steps: list[tuple[int, int, Step]] = []
         for lv, node in library:
             steps.append((lv, 0, LibraryCall(node)))
-        for (lv, _shape), members in groups.items():
-            steps.append((lv, 1, _KernelBuilder(self, members).build()))
+        for key, members in groups.items():
+            steps.append((key[0], 1, _KernelBuilder(self, members).build()))
         steps.sort(key=lambda item: (item[0], item[1]))
         return Partition(tuple(s for _, _, s in steps), frozenset(self.stored))
 
@@ -253,7 +284,17 @@ class _KernelBuilder:
     def __init__(self, fuser: _Fuser, members: list[Var]):
         self.fuser = fuser
         self.members = members
-        self.domain = members[0].shape
+        first = fuser.producer[members[0]]
+        self.reducing = first.op in REDUCTIONS
+        if self.reducing:
+            src, axes = first.inputs[0], first.param["axes"]
+            kept = [d for d in range(src.ndim) if d not in axes]
+            self.loop_dims = kept + list(axes)   # loop j runs over input dimension loop_dims[j]
+            self.domain = tuple(src.shape[d] for d in self.loop_dims)
+            self.n_outer = len(kept)
+        else:
+            self.domain = members[0].shape
+            self.n_outer = None
         self.nloops = len(self.domain)
         self.identity = _identity_map(self.domain)
         self.member_set = set(members)
@@ -266,18 +307,37 @@ class _KernelBuilder:
 
     def build(self) -> Kernel:
         stores = []
+        reductions = []
         for k, v in enumerate(self.members):
-            name = self.value(v, self.identity, flat=False, root=True)
-            stores.append(Store(k, name, self._flat_access(v, self.identity, flat=False)))
+            if self.reducing:
+                reduce, out_map = self._reduction(v, k)
+                reductions.append(reduce)
+                stores.append(Store(k, reduce.name, self._flat_access(v, out_map, flat=False)))
+            else:
+                name = self.value(v, self.identity, flat=False, root=True)
+                stores.append(Store(k, name, self._flat_access(v, self.identity, flat=False)))
         loads = [s for s in self.stmts if isinstance(s, Load)]
-        sizes, merged = merge_loops(self.domain, [s.access for s in loads] +
-                                    [s.access for s in stores])
-        remap = dict(zip([s.access for s in loads] + [s.access for s in stores], merged))
+        accesses = [s.access for s in loads] + [s.access for s in stores]
+        sizes, merged, n_outer = merge_loops(self.domain, accesses, self.n_outer)
+        remap = dict(zip(accesses, merged))
         stmts = tuple(Load(s.name, s.buffer, remap[s.access]) if isinstance(s, Load) else s
                       for s in self.stmts)
         stores = tuple(Store(s.buffer, s.value, remap[s.access]) for s in stores)
         reads = tuple(sorted(self.reads, key=self.reads.get))
-        return Kernel(sizes, reads, tuple(self.members), stmts, stores)
+        return Kernel(sizes, reads, tuple(self.members), stmts, stores, n_outer,
+                      tuple(reductions))
+
+    def _reduction(self, var: Var, k: int) -> tuple[Reduce, tuple[Affine, ...]]:
+        node = self.fuser.producer[var]
+        src = node.inputs[0]
+        position = {d: j for j, d in enumerate(self.loop_dims)}
+        src_map = tuple(self.identity[position[d]] for d in range(src.ndim))
+        value = self.value(src, src_map, flat=False)
+        acc = np.dtype(np.float64) if (node.op in (Op.REDUCE_SUM, Op.REDUCE_PROD) and
+                                       src.dtype == np.float32) else src.dtype
+        reduce = Reduce(f"acc{k}", node.op, value, src.dtype, acc)
+        out_map = tuple(self.identity[j] for j in range(self.n_outer))
+        return reduce, out_map
 
     def _flat_access(self, var: Var, imap: tuple[Affine, ...], flat: bool) -> Affine:
         if flat or var.ndim == 0:
@@ -342,28 +402,31 @@ class _KernelBuilder:
         return self.value(src, src_map, False)
 
 
-def merge_loops(sizes: tuple[int, ...], accesses: list[Affine]
-                ) -> tuple[tuple[int, ...], list[Affine]]:
+def merge_loops(sizes: tuple[int, ...], accesses: list[Affine], n_outer: int | None = None
+                ) -> tuple[tuple[int, ...], list[Affine], int | None]:
     """Drop size-1 loops and merge adjacent loops that every access walks as one contiguous
     block (unit inner stride and outer stride equal to the inner extent) or ignores (both
     strides zero), so contiguous work becomes one flat loop. Merging only on these patterns
     keeps the loop structure, and so the generated source, the same for other sizes."""
     keep = [d for d, n in enumerate(sizes) if n != 1]
-    dims = [[d] for d in keep]
+    outer = None if n_outer is None else sum(1 for d in keep if d < n_outer)
     cur_sizes = [sizes[d] for d in keep]
     cur = [[a.coefs[d] for d in keep] for a in accesses]
-    j = len(dims) - 2
+    j = len(cur_sizes) - 2
     while j >= 0:
-        if all((c[j] == 0 and c[j + 1] == 0) or (c[j + 1] == 1 and c[j] == cur_sizes[j + 1])
-               for c in cur):
+        crosses = outer is not None and j + 1 == outer  # never merge output with reduced loops
+        if not crosses and all((c[j] == 0 and c[j + 1] == 0) or
+                               (c[j + 1] == 1 and c[j] == cur_sizes[j + 1]) for c in cur):
             cur_sizes[j] *= cur_sizes[j + 1]
             del cur_sizes[j + 1]
             for c in cur:
                 c[j] = c[j + 1]
                 del c[j + 1]
+            if outer is not None and j < outer:
+                outer -= 1
         j -= 1
     merged = [Affine(a.offset, tuple(c)) for a, c in zip(accesses, cur)]
-    return tuple(cur_sizes), merged
+    return tuple(cur_sizes), merged, outer
 
 
 def partition(graph: Graph) -> Partition:

@@ -16,7 +16,23 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .ir import UFUNC_OPS, Graph, Node, Op, ufunc_of
+from .ir import LIBRARY_CALLS, UFUNC_OPS, Graph, Node, Op, ufunc_of
+from .library import LIBRARY_IMPLS
+
+_REDUCERS = {Op.REDUCE_SUM: np.sum, Op.REDUCE_PROD: np.prod, Op.REDUCE_MAX: np.max,
+             Op.REDUCE_MIN: np.min, Op.REDUCE_AND: np.all, Op.REDUCE_OR: np.any}
+
+
+def _reduce(op: Op):
+    return lambda x, *, axes, out_shape: _REDUCERS[op](x, axis=axes)
+
+
+def _arg_reduce(fn):
+    def impl(x, *, axes, out_shape):
+        if len(axes) == x.ndim and x.ndim != 1:
+            return fn(x.reshape(-1))
+        return fn(x, axis=axes[0])
+    return impl
 
 
 def _slice(x: np.ndarray, *, starts, steps, out_shape) -> np.ndarray:
@@ -36,8 +52,11 @@ IMPLS.update({
     Op.TRANSPOSE: lambda x, *, perm, out_shape: np.transpose(x, perm),
     Op.RESHAPE: lambda x, *, shape, out_shape: np.reshape(x, shape),
     Op.SLICE: _slice,
-    Op.DOT: lambda a, b, *, out_shape: np.dot(a, b),
 })
+IMPLS.update({op: _reduce(op) for op in _REDUCERS})
+IMPLS.update({Op.ARGMAX: _arg_reduce(np.argmax), Op.ARGMIN: _arg_reduce(np.argmin)})
+IMPLS.update({op: (lambda fn: lambda *xs, out_shape, **p: fn(*xs, **p))(LIBRARY_IMPLS[op])
+              for op in LIBRARY_CALLS})
 
 
 def evaluate_node(node: Node, values: Sequence[np.ndarray]) -> np.ndarray:

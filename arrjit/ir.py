@@ -90,8 +90,26 @@ class Op(enum.Enum):
     TRANSPOSE = "transpose"    # params: perm
     RESHAPE = "reshape"        # params: shape
     SLICE = "slice"            # params: starts, steps (the result shape is the out var's)
-    # library calls (kernel boundaries)
-    DOT = "dot"                # numpy.dot semantics for 1-D and 2-D operands
+    # reductions (loop nests with accumulators); params: axes (sorted, non-negative)
+    REDUCE_SUM = "reduce_sum"
+    REDUCE_PROD = "reduce_prod"
+    REDUCE_MAX = "reduce_max"
+    REDUCE_MIN = "reduce_min"
+    REDUCE_AND = "reduce_and"
+    REDUCE_OR = "reduce_or"
+    ARGMAX = "argmax"          # first index of the maximum over one axis (or all, flattened)
+    ARGMIN = "argmin"
+    # library calls (kernel boundaries, run by arrjit.library between native segments)
+    MATMUL = "matmul"          # numpy.matmul semantics (BLAS for floating point)
+    EINSUM = "einsum"          # params: subscripts
+    CONCATENATE = "concatenate"  # params: axis
+    SORT = "sort"              # params: axis
+    ARGSORT = "argsort"        # params: axis, stable
+    CUMSUM = "cumsum"          # params: axis
+    CUMPROD = "cumprod"        # params: axis
+    SEARCHSORTED = "searchsorted"  # params: side
+    GATHER = "gather"          # params: index (a template; arrays are the other inputs)
+    SCATTER = "scatter"        # params: index, mode ('set', 'add', 'multiply', 'min', 'max')
 
 
 UNARY = frozenset({
@@ -108,9 +126,12 @@ BINARY = frozenset({
 UFUNC_OPS = UNARY | BINARY
 ELEMENTWISE = UFUNC_OPS | {Op.SELECT, Op.CAST}
 VIEWS = frozenset({Op.BROADCAST, Op.TRANSPOSE, Op.RESHAPE, Op.SLICE})
-LIBRARY_CALLS = frozenset({Op.DOT})
+REDUCTIONS = frozenset({Op.REDUCE_SUM, Op.REDUCE_PROD, Op.REDUCE_MAX, Op.REDUCE_MIN,
+                        Op.REDUCE_AND, Op.REDUCE_OR, Op.ARGMAX, Op.ARGMIN})
+LIBRARY_CALLS = frozenset({Op.MATMUL, Op.EINSUM, Op.CONCATENATE, Op.SORT, Op.ARGSORT,
+                           Op.CUMSUM, Op.CUMPROD, Op.SEARCHSORTED, Op.GATHER, Op.SCATTER})
 ALL_OPS = frozenset(Op)
-assert ELEMENTWISE | VIEWS | LIBRARY_CALLS | {Op.CONST} == ALL_OPS
+assert ELEMENTWISE | VIEWS | REDUCTIONS | LIBRARY_CALLS | {Op.CONST} == ALL_OPS
 
 
 def ufunc_of(op: Op) -> np.ufunc:

@@ -408,13 +408,11 @@ def size(a) -> int:
 def _getitem(x: _Tracer, index):
     """Basic indexing of a traced array: ints, slices, None and Ellipsis."""
     items = index if isinstance(index, tuple) else (index,)
+    from . import ns_indexing
+
+    if ns_indexing.is_advanced(items):
+        return ns_indexing.gather(x, index)
     for it in items:
-        if isinstance(it, _Tracer) or isinstance(it, (list, _np.ndarray)):
-            kind = "boolean mask" if getattr(it, "dtype", None) == _np.bool_ else "array"
-            raise IndexError(
-                f"{kind} indexing of a traced array {x.aval} is not supported: only integers, "
-                f"slices, None and ... index a traced array. For a mask use "
-                f"anp.where(mask, x, fill) (the shape of x[mask] depends on the values).")
         if not (it is None or it is Ellipsis or isinstance(it, (slice, int, _np.integer))):
             raise IndexError(f"unsupported index {it!r} of type {type(it).__name__}")
     consumed = builtins.sum(1 for it in items if it is not None and it is not Ellipsis)
@@ -458,19 +456,20 @@ def _getitem(x: _Tracer, index):
 
 
 # --------------------------------------------------------------------------------------------
-# linear algebra
+# the rest of the namespace lives in topic modules
 # --------------------------------------------------------------------------------------------
-def dot(a, b):
-    """``numpy.dot`` for 1-D and 2-D operands; floating point goes to BLAS."""
-    return _p.bind_dot(a, b)
+from .ns_reductions import (  # noqa: E402,F401
+    all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, logsumexp, max, mean,
+    min, nanmax, nanmean, nanmin, nansum, prod, std, sum, var)
+from .ns_linalg import dot, einsum, inner, matmul, outer, tensordot, vdot  # noqa: E402,F401
+from .ns_shapes import (  # noqa: E402,F401
+    argsort, atleast_1d, atleast_2d, concatenate, diag, diagonal, eye, flip, fliplr, flipud,
+    hstack, identity, meshgrid, pad, repeat, roll, searchsorted, sort, split, stack, take,
+    take_along_axis, tile, tri, tril, triu, vstack)
+from .ns_misc import (  # noqa: E402,F401
+    allclose, array_equal, histogram, interp, isclose, nan_to_num, unique)
 
-
-def matmul(a, b):
-    """``numpy.matmul`` (``a @ b``) for 1-D and 2-D operands."""
-    if _p.aval_of(a).ndim == 0 or _p.aval_of(b).ndim == 0:
-        raise ValueError("matmul: Input operand does not have enough dimensions (a scalar "
-                         "cannot be an operand of @; use *)")
-    return _p.bind_dot(a, b)
+flatten = ravel
 
 
 install_array_methods(__import__(__name__, fromlist=["_"]))

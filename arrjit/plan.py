@@ -17,18 +17,12 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import compile as compiler
+from . import library
 from .codegen import cpu
 from .config import config
 from .errors import DonationWarning
 from .fuse import Affine, Kernel, LibraryCall, Load, Partition
 from .ir import Graph, Op, Var
-
-
-def _dot(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
-    np.dot(a, b, out=out)
-
-
-LIBRARY_IMPLS: dict[Op, Callable[..., None]] = {Op.DOT: _dot}
 
 
 _pool: ThreadPoolExecutor | None = None
@@ -106,7 +100,8 @@ class NativeSegment:
         for call in self.calls:
             args = [bufs[s] for s in call.slots] + [call.rendered.params]
             extent = call.extent
-            if call.kernel.elements < config.parallel_threshold or extent < 2:
+            if (not call.kernel.splittable or call.kernel.elements < config.parallel_threshold
+                    or extent < 2):
                 call.entry(*args, 0, extent)
                 continue
             chunks = min(threads, extent)
@@ -120,12 +115,16 @@ class NativeSegment:
 
 @dataclass
 class LibrarySegment:
-    node_op: Op
+    """A library call (``arrjit.library``); its result becomes the buffer in ``out_slot``."""
+
+    node: Any
     in_slots: list[int]
     out_slot: int
 
     def __call__(self, bufs: list) -> None:
-        LIBRARY_IMPLS[self.node_op](*(bufs[s] for s in self.in_slots), out=bufs[self.out_slot])
+        node = self.node
+        bufs[self.out_slot] = library.call(node.op, [bufs[s] for s in self.in_slots],
+                                           node.param, node.out.dtype)
 
 
 @dataclass
@@ -162,7 +161,8 @@ class Plan:
         bufs = list(args)
         bufs.extend(self.constants)
         for shape, dtype, donor in self.allocations:
-            bufs.append(np.empty(shape, dtype) if donor < 0 else args[donor])
+            bufs.append(np.empty(shape, dtype) if donor == -1 else
+                        None if donor == -2 else args[donor])
         if self.donated_inputs:
             self._refuse_aliased_donations(args, bufs)
         for segment in self.segments:
@@ -241,7 +241,7 @@ def make_runner(plan: Plan) -> Callable | None:
     if plan.donated_inputs or any(isinstance(s, NativeSegment) and s.parallel
                                   for s in plan.segments):
         return None
-    ns: dict[str, Any] = {"empty": np.empty, "array": np.array}
+    ns: dict[str, Any] = {"empty": np.empty, "array": np.array, "asarray": np.asarray}
     names = [f"x{i}" for i in range(plan.n_inputs)]
     lines = ["def run(args):"]
     if names:
@@ -252,8 +252,10 @@ def make_runner(plan: Plan) -> Callable | None:
     for k, (shape, dtype, donor) in enumerate(plan.allocations):
         name = f"t{k}"
         ns[f"shape{k}"], ns[f"dtype{k}"] = shape, dtype
-        lines.append(f"    {name} = empty(shape{k}, dtype{k})" if donor < 0
-                     else f"    {name} = x{donor}")
+        if donor == -1:
+            lines.append(f"    {name} = empty(shape{k}, dtype{k})")
+        elif donor >= 0:
+            lines.append(f"    {name} = x{donor}")
         names.append(name)
     for k, seg in enumerate(plan.segments):
         if isinstance(seg, NativeSegment):
@@ -269,9 +271,12 @@ def make_runner(plan: Plan) -> Callable | None:
                     args.append(f"P{k}_{j}")
             lines.append(f"    entry{k}({', '.join(args)})")
         else:
-            ns[f"lib{k}"] = LIBRARY_IMPLS[seg.node_op]
+            ns[f"lib{k}"] = library.LIBRARY_IMPLS[seg.node.op]
+            ns[f"params{k}"] = seg.node.param
+            ns[f"dtype_out{k}"] = seg.node.out.dtype
             ins = ", ".join(names[s] for s in seg.in_slots)
-            lines.append(f"    lib{k}({ins}, out={names[seg.out_slot]})")
+            lines.append(f"    {names[seg.out_slot]} = asarray(lib{k}({ins}, **params{k}), "
+                         f"dtype_out{k})")
     outs = []
     for k, (kind, ref) in enumerate(plan.outputs):
         if kind == "slot":
@@ -305,7 +310,9 @@ def build_plan(graph: Graph, partition: Partition, *, donate: Sequence[int] = ()
         for v in written:
             if v not in slot:
                 slot[v] = next_slot
-                allocations.append((v.shape, v.dtype, donated_to.get(v, -1)))
+                # library results arrive from the call: their slot starts empty (donor -2)
+                donor = -2 if isinstance(step, LibraryCall) else donated_to.get(v, -1)
+                allocations.append((v.shape, v.dtype, donor))
                 next_slot += 1
 
     segments: list = []
@@ -328,7 +335,7 @@ def build_plan(graph: Graph, partition: Partition, *, donate: Sequence[int] = ()
             pending.append(KernelCall(step, cpu.render_kernel(step), slots))
         else:
             flush()
-            segments.append(LibrarySegment(step.node.op, [slot[v] for v in step.node.inputs],
+            segments.append(LibrarySegment(step.node, [slot[v] for v in step.node.inputs],
                                            slot[step.node.out]))
     flush()
 

@@ -74,7 +74,7 @@ def as_var(ctx: TraceContext, x: Operand, dtype: np.dtype | None = None) -> Var:
 
     A Python scalar is converted straight to ``dtype`` (NumPy's overflow check included)."""
     if isinstance(x, Tracer):
-        return x.var
+        return x.ir_var
     if is_python_scalar(x):
         aval = aval_of_python_scalar(x)
         target = dtype if dtype is not None else aval.dtype
@@ -145,12 +145,12 @@ def bind_cast(x: Operand, dtype) -> Operand:
         return np.asarray(x).astype(dt)
     if x.dtype == dt and not x.aval.weak:
         return x
-    out = ctx.add_node(Op.CAST, (x.var,), Aval(x.shape, dt), dtype=dt)
+    out = ctx.add_node(Op.CAST, (x.ir_var,), Aval(x.shape, dt), dtype=dt)
     return Tracer(ctx, out, x.sources)
 
 
 def _view(x: Tracer, op: Op, out_shape: tuple[int, ...], **params) -> Tracer:
-    out = x.ctx.add_node(op, (x.var,), Aval(out_shape, x.dtype, x.aval.weak), **params)
+    out = x.ctx.add_node(op, (x.ir_var,), Aval(out_shape, x.dtype, x.aval.weak), **params)
     return Tracer(x.ctx, out, x.sources)
 
 
@@ -200,26 +200,53 @@ def bind_slice(x: Operand, starts: tuple[int, ...], steps: tuple[int, ...],
     return _view(x, Op.SLICE, shape, starts=starts, steps=steps)
 
 
-def bind_dot(a: Operand, b: Operand) -> Operand:
-    """``numpy.dot`` for 1-D and 2-D operands (BLAS for floating point)."""
+def bind_matmul(a: Operand, b: Operand) -> Operand:
+    """``numpy.matmul`` (``a @ b``): stacked matrices broadcast; BLAS for floating point."""
     from .dtypes import result_type
 
     aa, ab = aval_of(a), aval_of(b)
-    if aa.ndim not in (1, 2) or ab.ndim not in (1, 2):
-        raise ValueError(f"dot of shapes {aa.shape} and {ab.shape}: arrjit's dot takes 1-D and "
-                         f"2-D operands; use anp.matmul semantics on stacked matrices after the "
-                         f"namespace grows, or reshape")
+    if aa.ndim == 0 or ab.ndim == 0:
+        raise ValueError("matmul: Input operand does not have enough dimensions (a scalar "
+                         "cannot be an operand of @; use *)")
     k_a = aa.shape[-1]
-    k_b = ab.shape[0]
+    k_b = ab.shape[-2] if ab.ndim > 1 else ab.shape[0]
     if k_a != k_b:
-        raise ValueError(f"shapes {aa.shape} and {ab.shape} not aligned: {k_a} (dim "
-                         f"{aa.ndim - 1}) != {k_b} (dim 0)")
+        raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0, "
+                         f"with gufunc signature (n?,k),(k,m?)->(n?,m?) (size {k_b} is "
+                         f"different from {k_a})")
+    batch = broadcast_shapes_like_numpy([aa.shape[:-2], ab.shape[:-2]])
+    shape = batch + (aa.shape[-2:-1] if aa.ndim > 1 else ()) + (
+        ab.shape[-1:] if ab.ndim > 1 else ())
     dtype, weak = result_type(aa, ab)
-    shape = aa.shape[:-1] + ab.shape[1:]
     ctx = find_trace((a, b))
     if ctx is None:
-        return np.dot(a, b)
+        return np.matmul(a, b)
     va = cast_var(ctx, as_var(ctx, a, dtype), dtype)
     vb = cast_var(ctx, as_var(ctx, b, dtype), dtype)
-    out = ctx.add_node(Op.DOT, (va, vb), Aval(shape, dtype, weak))
+    out = ctx.add_node(Op.MATMUL, (va, vb), Aval(shape, dtype, weak))
     return Tracer(ctx, out, sources_of((a, b)))
+
+
+def bind_library(op: Op, operands: Sequence[Operand], aval: Aval, eager, **params) -> Operand:
+    """A library primitive whose result aval the caller computed (NumPy decides it)."""
+    ctx = find_trace(operands)
+    if ctx is None:
+        return eager()
+    vars_ = tuple(as_var(ctx, x) for x in operands)
+    out = ctx.add_node(op, vars_, aval, **params)
+    return Tracer(ctx, out, sources_of(operands))
+
+
+def bind_reduce(op: Op, x: Operand, axes: tuple[int, ...], dtype: np.dtype,
+                eager) -> Operand:
+    """A reduction over ``axes`` (normalised, sorted) producing ``dtype``; the input is cast
+    to ``dtype`` first, as NumPy does for ``sum(int8_array)``."""
+    ctx = find_trace((x,))
+    if ctx is None:
+        return eager()
+    var = x.ir_var
+    if op not in (Op.ARGMAX, Op.ARGMIN):
+        var = cast_var(ctx, var, dtype)
+    shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    out = ctx.add_node(op, (var,), Aval(shape, dtype), axes=axes)
+    return Tracer(ctx, out, x.sources)

@@ -109,34 +109,34 @@ def conversion_error(tracer: "Tracer", cls: type, what: str, alternatives: str) 
 class Tracer:
     """An abstract array inside ``jit``. Supports NumPy's operators and array methods."""
 
-    __slots__ = ("ctx", "var", "sources")
+    __slots__ = ("ctx", "ir_var", "sources")
     __array_priority__ = 1000  # numpy_array <op> tracer defers to the tracer
 
     def __init__(self, ctx: TraceContext, var: Var, sources: frozenset[str]):
         self.ctx = ctx
-        self.var = var
+        self.ir_var = var
         self.sources = sources
 
     # -- abstract value ---------------------------------------------------------------------
     @property
     def aval(self) -> Aval:
-        return self.var.aval
+        return self.ir_var.aval
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.var.aval.shape
+        return self.ir_var.aval.shape
 
     @property
     def dtype(self) -> np.dtype:
-        return self.var.aval.dtype
+        return self.ir_var.aval.dtype
 
     @property
     def ndim(self) -> int:
-        return len(self.var.aval.shape)
+        return len(self.ir_var.aval.shape)
 
     @property
     def size(self) -> int:
-        return self.var.aval.size
+        return self.ir_var.aval.size
 
     def __repr__(self) -> str:
         return f"Tracer<{self.aval}>"
@@ -245,3 +245,11 @@ def install_array_methods(namespace) -> None:
     Tracer.copy = lambda a: ns.array(a)
     Tracer.conj = Tracer.conjugate = lambda a: ns.conjugate(a)
     Tracer.real = property(lambda a: ns.real(a))
+    for name in ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax",
+                 "argmin", "cumsum", "cumprod", "sort", "argsort", "repeat", "take", "nonzero"):
+        fn = getattr(ns, name, None)
+        if fn is not None:
+            setattr(Tracer, name, (lambda f: lambda a, *args, **kw: f(a, *args, **kw))(fn))
+    from .ns_indexing import IndexUpdateHelper
+
+    Tracer.at = property(IndexUpdateHelper)

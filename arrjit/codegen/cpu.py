@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..fuse import Affine, Compute, Const, Kernel, Load
+from ..fuse import Affine, Compute, Const, Kernel, Load, Reduce
 from ..ir import Op
 
 # Elementwise kernels compile without fast-math: +, -, *, / then round exactly as NumPy's loops
@@ -197,6 +197,48 @@ def _depth(access: Affine) -> int:
     return max(used) + 1 if used else 0
 
 
+def _extreme(dtype: np.dtype, largest: bool) -> str:
+    if dtype == np.bool_:
+        return repr(largest)
+    if dtype.kind == "f":
+        return f"{_type_name(dtype)}({'np.inf' if largest else '-np.inf'})"
+    info = np.iinfo(dtype)
+    return _literal(info.max if largest else info.min, dtype)
+
+
+def _better(op: Op, dtype: np.dtype, v: str, acc: str) -> str:
+    """The condition under which ``v`` replaces the running max/min ``acc`` (NaN wins and
+    then stays, as NumPy propagates NaN)."""
+    cmp = ">" if op in (Op.REDUCE_MAX, Op.ARGMAX) else "<"
+    if dtype.kind == "f":
+        return f"({v} {cmp} {acc} or {v} != {v})"
+    return f"{v} {cmp} {acc}"
+
+
+def _reduction_lines(r: Reduce) -> tuple[list[str], list[str]]:
+    """(initialisation lines, update lines) for one accumulator."""
+    acc, v, op = r.name, r.value, r.op
+    if op is Op.REDUCE_SUM:
+        return [f"{acc} = {_literal(0, r.acc_dtype)}"], [f"{acc} += {v}"]
+    if op is Op.REDUCE_PROD:
+        return [f"{acc} = {_literal(1, r.acc_dtype)}"], [f"{acc} *= {v}"]
+    if op is Op.REDUCE_AND:
+        return [f"{acc} = True"], [f"{acc} = {acc} & {v}"]
+    if op is Op.REDUCE_OR:
+        return [f"{acc} = False"], [f"{acc} = {acc} | {v}"]
+    largest = op in (Op.REDUCE_MIN, Op.ARGMIN)
+    init = [f"{acc}_v = {_extreme(r.dtype, largest)}"]
+    cond = _better(op, r.dtype, v, f"{acc}_v")
+    if r.dtype.kind == "f":
+        cond = f"{acc}_v == {acc}_v and {cond}"
+    if op in (Op.ARGMAX, Op.ARGMIN):
+        init += [f"{acc} = 0", f"{acc}_k = 0"]
+        return init, [f"if {cond}:", f"    {acc}_v = {v}", f"    {acc} = {acc}_k",
+                      f"{acc}_k += 1"]
+    return init + [f"{acc} = {acc}_v"], [f"if {cond}:", f"    {acc}_v = {v}",
+                                         f"    {acc} = {v}"]
+
+
 def render_kernel(kernel: Kernel) -> RenderedKernel:
     """Render the kernel as a decorated numba function; name derived from its body hash."""
     params = _ParamTable()
@@ -205,8 +247,10 @@ def render_kernel(kernel: Kernel) -> RenderedKernel:
         params.slot(n)
     writes = [f"w{k}" for k in range(len(kernel.writes))]
     reads = [f"r{k}" for k in range(len(kernel.reads))]
+    store_depth = nloops if kernel.n_outer is None else kernel.n_outer
 
-    by_depth: list[list[str]] = [[] for _ in range(nloops + 1)]
+    pre: list[list[str]] = [[] for _ in range(nloops + 1)]   # before loop d's inner loop
+    post: list[list[str]] = [[] for _ in range(nloops + 1)]  # after it
     depth: dict[str, int] = {}
     for stmt in kernel.stmts:
         if isinstance(stmt, Load):
@@ -219,20 +263,26 @@ def render_kernel(kernel: Kernel) -> RenderedKernel:
             d = max((depth[a] for a in stmt.args), default=0)
             line = f"{stmt.name} = {_expression(stmt)}"
         depth[stmt.name] = d
-        by_depth[d].append(line)
-    for store in kernel.stores:
-        by_depth[nloops].append(
-            f"w{store.buffer}[{_index_expr(store.access, params)}] = {store.value}")
+        pre[d].append(line)
+    for r in kernel.reductions:
+        init, update = _reduction_lines(r)
+        pre[store_depth].extend(init)
+        pre[nloops].extend(update)
+    stores = [f"w{s.buffer}[{_index_expr(s.access, params)}] = {s.value}"
+              for s in kernel.stores]
+    (post if kernel.n_outer is not None else pre)[store_depth].extend(stores)
 
-    body: list[str] = []
-    for k, name in enumerate(writes + reads):
-        body.append(f"{name} = {name}.reshape({name}.size)")
-    body.extend(by_depth[0])
-    for j in range(nloops):
-        indent = "    " * j
-        bound = "range(start, stop)" if j == 0 else f"range(P[{j}])"
-        body.append(f"{indent}for i{j} in {bound}:")
-        body.extend(f"{indent}    {line}" for line in by_depth[j + 1])
+    body: list[str] = [f"{name} = {name}.reshape({name}.size)" for name in writes + reads]
+
+    def emit(d: int, indent: str) -> None:
+        body.extend(indent + line for line in pre[d])
+        if d < nloops:
+            bound = "range(start, stop)" if d == 0 else f"range(P[{d}])"
+            body.append(f"{indent}for i{d} in {bound}:")
+            emit(d + 1, indent + "    ")
+        body.extend(indent + line for line in post[d])
+
+    emit(0, "")
     text_body = "\n".join("    " + line for line in body)
     signature = ", ".join(writes + reads + ["P", "start", "stop"])
     digest = hashlib.sha256((signature + "\n" + text_body).encode()).hexdigest()[:16]
