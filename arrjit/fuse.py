@@ -224,10 +224,10 @@ class _Fuser:
                 deps = self._stored_dependencies(v)
                 lv = 0
                 for dep, same_index in deps:
-                    bump = 0 if (same_index and dep.shape == v.shape and
-                                 self.producer.get(dep) is not None and
-                                 self.producer[dep].op not in LIBRARY_CALLS and
-                                 self.producer[dep].op is not Op.CONST) else 1
+                    dep_node = self.producer.get(dep)
+                    shares_loop = (same_index and dep.shape == v.shape and dep_node is not None
+                                   and dep_node.op in ELEMENTWISE | VIEWS)
+                    bump = 0 if shares_loop else 1
                     lv = max(lv, level[dep] + bump)
                 level[v] = lv
         return level

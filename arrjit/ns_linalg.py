@@ -27,8 +27,8 @@ def dot(a, b):
     if not _traced(a, b):
         return np.dot(a, b)
     na, nb = p.aval_of(a).ndim, p.aval_of(b).ndim
-    if na == 0 or nb == 0:
-        return anp.multiply(a, b)
+    if na == 0 or nb == 0:  # np.dot makes Python scalars arrays: no weak promotion here
+        return anp.multiply(*(np.asarray(v) if p.is_python_scalar(v) else v for v in (a, b)))
     if na <= 2 and nb <= 2:
         return matmul(a, b)
     return tensordot(a, b, axes=([na - 1], [nb - 2 if nb > 1 else 0]))
@@ -47,7 +47,7 @@ def inner(a, b):
         return np.inner(a, b)
     na, nb = p.aval_of(a).ndim, p.aval_of(b).ndim
     if na == 0 or nb == 0:
-        return anp.multiply(a, b)
+        return anp.multiply(*(np.asarray(v) if p.is_python_scalar(v) else v for v in (a, b)))
     return tensordot(a, b, axes=([na - 1], [nb - 1]))
 
 

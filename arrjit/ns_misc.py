@@ -99,31 +99,36 @@ def histogram(a, bins=10, range=None, weights=None, density=False):  # noqa: A00
         valid = anp.logical_and(index >= 0, index < len(edges) - 1)
         return _counts(index, valid, len(edges) - 1, weights, density, anp.asarray(edges))
     n = int(bins)
-    if range is not None:
-        first, last = float(range[0]), float(range[1])
-        first_edge, last_edge = anp.asarray(first), anp.asarray(last)
-    else:
-        lo, hi = anp.min(a).astype(np.float64), anp.max(a).astype(np.float64)
-        same = lo == hi
-        first_edge, last_edge = anp.where(same, lo - 0.5, lo), anp.where(same, hi + 0.5, hi)
+    bin_type = np.result_type(a.dtype, 0.0)  # NumPy's: float32 stays, integers -> float64
     steps = np.arange(n + 1, dtype=np.float64)
-    step = (last_edge - first_edge) / n
-    edges = anp.where(steps == n, last_edge, steps * step + first_edge)
-    af = a.astype(np.float64)
-    norm = n / (last_edge - first_edge)
-    index = ((af - first_edge) * norm).astype(np.int64)
-    index = anp.where(index == n, n - 1, index)
-    keep = anp.logical_and(af >= first_edge, af <= last_edge)
-    index = anp.clip(index, 0, n - 1)
-    index = anp.where(anp.logical_and(af < edges[index], keep), index - 1, index)
-    index = anp.where(anp.logical_and(af >= edges[anp.clip(index + 1, 0, n)], index != n - 1),
+    if range is not None:  # static edges, computed exactly as numpy.linspace does
+        first, last = float(range[0]), float(range[1])
+        if first == last:
+            first, last = first - 0.5, last + 0.5
+        edges = anp.asarray(np.linspace(first, last, n + 1).astype(bin_type))
+        denom = last - first
+    else:  # data-dependent edges, in the dtype NumPy's linspace would use for them
+        lo, hi = anp.min(a), anp.max(a)
+        same = lo == hi
+        first = anp.where(same, lo - 0.5, lo).astype(bin_type)
+        last = anp.where(same, hi + 0.5, hi).astype(bin_type)
+        denom = last - first
+        ramp = steps.astype(bin_type) * (denom / n) + first
+        edges = anp.where(steps == n, last, ramp).astype(bin_type)
+    af = a.astype(bin_type)
+    keep = anp.logical_and(af >= first, af <= last)
+    index = ((af - first) / denom * n).astype(np.int64)
+    index = anp.clip(anp.where(index == n, n - 1, index), 0, n - 1)
+    index = anp.where(anp.logical_and(af < edges[index], index > 0), index - 1, index)
+    index = anp.where(anp.logical_and(af >= edges[anp.minimum(index + 1, n)], index != n - 1),
                       index + 1, index)
-    return _counts(anp.clip(index, 0, n - 1), keep, n, weights, density, edges)
+    return _counts(index, keep, n, weights, density, edges)
 
 
 def _counts(index, valid, nbins, weights, density, edges):
     w = anp.where(valid, 1 if weights is None else anp.ravel(anp.asarray(weights)), 0)
     dtype = np.int64 if weights is None else np.result_type(p.aval_of(weights).dtype, 0.0)
+    index = anp.clip(index, 0, nbins - 1)  # out-of-range values carry zero weight
     hist = anp.zeros(nbins, dtype).at[index].add(w.astype(dtype))
     if density:
         widths = edges[1:] - edges[:-1]

@@ -56,8 +56,9 @@ def _reduction(op: Op, np_fn, identity: bool, name: str):
         kwargs = {"dtype": dtype} if (dtype is not None and _takes_dtype) else {}
         result_dtype = _probe_dtype(np_fn, a.dtype, **kwargs)
         if not identity and builtins.any(a.shape[i] == 0 for i in axes):
-            raise ValueError(f"zero-size array to reduction operation {np_fn.__name__} which "
-                             f"has no identity")
+            ufunc = {"max": "maximum", "min": "minimum"}.get(name, name)
+            raise ValueError(f"zero-size array to reduction operation {ufunc} which has no "
+                             f"identity")
         if op in (Op.REDUCE_AND, Op.REDUCE_OR):
             a = anp.not_equal(a, 0) if a.dtype != np.bool_ else a
         res = p.bind_reduce(op, a, axes, result_dtype, None)

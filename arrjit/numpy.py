@@ -15,7 +15,7 @@ from __future__ import annotations
 import builtins
 import functools
 import operator
-from typing import Any, Sequence
+from typing import Any as _Any, Sequence as _Sequence
 
 import numpy as _np
 
@@ -35,7 +35,7 @@ dtype = _np.dtype
 ndarray = _np.ndarray
 
 
-def _is_traced(*xs: Any) -> bool:
+def _is_traced(*xs: _Any) -> bool:
     return builtins.any(isinstance(x, _Tracer) for x in xs)
 
 
@@ -74,6 +74,9 @@ def array(object, dtype=None, copy=True, ndmin: int = 0):
             "build the array with anp.stack(...) or anp.concatenate(...) instead")
     result = _np.array(object, dtype=dt, copy=copy, ndmin=ndmin)
     _check_supported(result.dtype, "array")
+    ctx = _current_trace()
+    if ctx is not None:  # inside jit, as in jax.numpy: a (constant) traced array
+        return _p.Tracer(ctx, ctx.constant(result), frozenset())
     return result
 
 
@@ -92,7 +95,7 @@ def asarray(a, dtype=None):
     return array(a, dtype=dtype, copy=None)
 
 
-def _filled(shape, fill_value, dtype) -> Any:
+def _filled(shape, fill_value, dtype) -> _Any:
     shape = _shape_tuple(shape)
     if isinstance(fill_value, _Tracer):
         value = fill_value if dtype is None else astype(fill_value, dtype)
@@ -216,8 +219,11 @@ def positive(x):
 
 
 def conjugate(x):
-    """Complex conjugate; arrjit's dtypes are real, so this is the identity."""
-    return x if isinstance(x, _Tracer) else _np.conjugate(x)
+    """Complex conjugate; arrjit's dtypes are real, so this is the identity (bool becomes
+    int8, as in NumPy)."""
+    if not isinstance(x, _Tracer):
+        return _np.conjugate(x)
+    return astype(x, _np.int8) if x.dtype == _np.bool_ else x
 
 
 conj = conjugate
@@ -285,7 +291,7 @@ around = round
 # --------------------------------------------------------------------------------------------
 # shapes and views
 # --------------------------------------------------------------------------------------------
-def _size(shape: Sequence[int]) -> int:
+def _size(shape: _Sequence[int]) -> int:
     return int(_np.prod(shape, dtype=_np.int64))
 
 

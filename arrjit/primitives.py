@@ -9,6 +9,7 @@ already have its loop dtype and its output shape.
 from __future__ import annotations
 
 import numbers
+import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -103,6 +104,25 @@ def broadcast_var(ctx: TraceContext, var: Var, shape: tuple[int, ...]) -> Var:
     return ctx.add_node(Op.BROADCAST, (var,), Aval(shape, var.dtype, var.aval.weak), shape=shape)
 
 
+_COMPARISONS = {Op.EQ: operator.eq, Op.NE: operator.ne, Op.LT: operator.lt,
+                Op.LE: operator.le, Op.GT: operator.gt, Op.GE: operator.ge}
+
+
+def _out_of_range_comparison(op: Op, operands, loop_dtypes) -> bool | None:
+    """NumPy 2 compares an integer array with a Python int outside the array's range without
+    error: the answer is the same for every element. Returns it, or None."""
+    if op not in _COMPARISONS:
+        return None
+    for k, (x, dt) in enumerate(zip(operands, loop_dtypes)):
+        if type(x) is int and dt.kind in "iu":
+            info = np.iinfo(dt)
+            if not info.min <= x <= info.max:
+                stand_in = info.max if x > info.max else info.min
+                args = [stand_in, x] if k == 1 else [x, stand_in]
+                return _COMPARISONS[op](*args)
+    return None
+
+
 def bind_ufunc(op: Op, *operands: Operand) -> Operand:
     """Apply the elementwise op with NumPy's dtype and broadcasting semantics."""
     ufunc = ufunc_of(op)
@@ -112,6 +132,10 @@ def bind_ufunc(op: Op, *operands: Operand) -> Operand:
     ctx = find_trace(operands)
     if ctx is None:
         return ufunc(*operands)
+    constant = _out_of_range_comparison(op, operands, loop_dtypes)
+    if constant is not None:
+        var = broadcast_var(ctx, ctx.constant(np.asarray(constant)), shape)
+        return Tracer(ctx, var, sources_of(operands))
     weak = all(a.weak for a in avals)
     vars_ = []
     for x, dt in zip(operands, loop_dtypes):

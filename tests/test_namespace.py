@@ -1,0 +1,380 @@
+"""Table-driven tests of the namespace: every public function of ``arrjit.numpy``, traced
+under jit and run eagerly, against NumPy (values within float tolerance, dtypes exactly)."""
+import inspect
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import arrjit
+import arrjit.numpy as anp
+from arrjit.ir import UFUNC_OPS
+
+from helpers import assert_same
+
+IDX = np.array([2, 0, 1, 2])
+W = np.array([[0.5, -1.0, 2.0, 0.25], [1.5, 0.0, -0.5, 3.0], [0.1, 0.2, 0.3, 0.4],
+              [2.0, 1.0, 0.0, -1.0]])
+
+# name -> function of (namespace, x, y) where x, y have shape (3, 4) (or (2, 3, 4) for x in
+# the 3-D pass). Each entry exercises the arguments NumPy code uses most.
+CASES = {
+    "sum": lambda ns, x, y: (ns.sum(x), ns.sum(x, axis=0), ns.sum(x, axis=(0, -1),
+                                                                  keepdims=True)),
+    "prod": lambda ns, x, y: (ns.prod(x, axis=-1), ns.prod(x, axis=0, keepdims=True)),
+    "mean": lambda ns, x, y: (ns.mean(x), ns.mean(x, axis=1), ns.mean(x, 0, keepdims=True)),
+    "var": lambda ns, x, y: (ns.var(x), ns.var(x, axis=0, ddof=1), ns.var(x, -1, keepdims=True)),
+    "std": lambda ns, x, y: (ns.std(x), ns.std(x, axis=1, ddof=1)),
+    "max": lambda ns, x, y: (ns.max(x), ns.max(x, axis=0), ns.max(x, -1, keepdims=True)),
+    "min": lambda ns, x, y: (ns.min(x), ns.min(x, axis=(0, 1))),
+    "amax": lambda ns, x, y: ns.amax(x, axis=-1),
+    "amin": lambda ns, x, y: ns.amin(x, axis=0),
+    "argmax": lambda ns, x, y: (ns.argmax(x), ns.argmax(x, axis=0), ns.argmax(x, -1,
+                                                                             keepdims=True)),
+    "argmin": lambda ns, x, y: (ns.argmin(x), ns.argmin(x, axis=1)),
+    "any": lambda ns, x, y: (ns.any(x > 0), ns.any(x, axis=0)),
+    "all": lambda ns, x, y: (ns.all(x > -5), ns.all(x, axis=-1)),
+    "logsumexp": lambda ns, x, y: (ns.logsumexp(x, axis=-1) if ns is anp else
+                                   _np_logsumexp(x, -1)),
+    "cumsum": lambda ns, x, y: (ns.cumsum(x), ns.cumsum(x, axis=0)),
+    "cumprod": lambda ns, x, y: ns.cumprod(x, axis=-1),
+    "nansum": lambda ns, x, y: ns.nansum(ns.where(x > 1, np.nan, x), axis=0),
+    "nanmax": lambda ns, x, y: ns.nanmax(ns.where(x > 1, np.nan, x)),
+    "nanmin": lambda ns, x, y: ns.nanmin(ns.where(x > 1, np.nan, x), axis=-1),
+    "nanmean": lambda ns, x, y: ns.nanmean(ns.where(x > 1, np.nan, x), axis=0),
+    "count_nonzero": lambda ns, x, y: (ns.count_nonzero(x), ns.count_nonzero(x, axis=0)),
+    "dot": lambda ns, x, y: (ns.dot(x, y.T), ns.dot(x[..., 0, :], y[0]), ns.dot(x, 2)),
+    "matmul": lambda ns, x, y: (ns.matmul(x, y.T), x @ y[0], ns.matmul(y[0], y.T)),
+    "vdot": lambda ns, x, y: ns.vdot(y, y),
+    "inner": lambda ns, x, y: ns.inner(x, y),
+    "outer": lambda ns, x, y: ns.outer(y[0], y[1]),
+    "tensordot": lambda ns, x, y: (ns.tensordot(x, y, axes=([-1], [-1])),
+                                   ns.tensordot(y, y, axes=2)),
+    "einsum": lambda ns, x, y: (ns.einsum("ij,kj->ik", y, y), ns.einsum("...j,j->...", x,
+                                                                        y[0])),
+    "concatenate": lambda ns, x, y: (ns.concatenate([y, y * 2], axis=0),
+                                     ns.concatenate([y, y], axis=None),
+                                     ns.concatenate([x, x], axis=-1)),
+    "stack": lambda ns, x, y: (ns.stack([y, y + 1]), ns.stack([y, y], axis=-1)),
+    "hstack": lambda ns, x, y: ns.hstack([y, y[:, :1]]),
+    "vstack": lambda ns, x, y: ns.vstack([y, y[0]]),
+    "split": lambda ns, x, y: tuple(ns.split(y, 2, axis=1)) + tuple(ns.split(y, [1, 2])),
+    "tile": lambda ns, x, y: (ns.tile(y, (2, 1)), ns.tile(y[0], 3)),
+    "repeat": lambda ns, x, y: (ns.repeat(y, 2, axis=0), ns.repeat(y[0], [1, 0, 2, 1]),
+                                ns.repeat(y, 2)),
+    "flip": lambda ns, x, y: (ns.flip(x), ns.flip(x, axis=-1)),
+    "fliplr": lambda ns, x, y: ns.fliplr(y),
+    "flipud": lambda ns, x, y: ns.flipud(y),
+    "roll": lambda ns, x, y: (ns.roll(y, 1, axis=1), ns.roll(y, -2), ns.roll(x, 5, axis=0)),
+    "pad": lambda ns, x, y: (ns.pad(y, 1), ns.pad(y, ((0, 1), (2, 0)), mode="edge"),
+                             ns.pad(y, 2, constant_values=7)),
+    "moveaxis": lambda ns, x, y: ns.moveaxis(x, 0, -1),
+    "swapaxes": lambda ns, x, y: ns.swapaxes(x, 0, -1),
+    "ravel": lambda ns, x, y: ns.ravel(x.T),
+    "flatten": lambda ns, x, y: ns.ravel(x) if ns is np else ns.flatten(x),
+    "diag": lambda ns, x, y: (ns.diag(y), ns.diag(y, 1), ns.diag(y[0]), ns.diag(y[1], -1)),
+    "diagonal": lambda ns, x, y: ns.diagonal(y),
+    "tril": lambda ns, x, y: (ns.tril(y), ns.tril(y, -1)),
+    "triu": lambda ns, x, y: (ns.triu(y), ns.triu(y, 1)),
+    "eye": lambda ns, x, y: ns.eye(3, 4, 1) + y,
+    "identity": lambda ns, x, y: ns.identity(4) * y[0],
+    "tri": lambda ns, x, y: ns.tri(3, 4) * y,
+    "meshgrid": lambda ns, x, y: tuple(ns.meshgrid(y[0], y[1, :3])) + tuple(
+        ns.meshgrid(y[0], y[1, :3], indexing="ij")),
+    "sort": lambda ns, x, y: (ns.sort(x), ns.sort(x, axis=0), ns.sort(y, axis=None)),
+    "argsort": lambda ns, x, y: (ns.argsort(y, axis=-1, stable=True),
+                                 ns.argsort(y[0], stable=True)),
+    "take": lambda ns, x, y: (ns.take(y, IDX), ns.take(y, IDX[:3], axis=1)),
+    "take_along_axis": lambda ns, x, y: ns.take_along_axis(y, ns.argsort(y, axis=1,
+                                                                          stable=True), 1),
+    "searchsorted": lambda ns, x, y: (ns.searchsorted(ns.sort(y[0]), y[1]),
+                                      ns.searchsorted(ns.sort(y[0]), y, side="right")),
+    "interp": lambda ns, x, y: ns.interp(y, np.array([-1.0, 0.0, 0.5, 2.0]),
+                                         np.array([0.0, 1.0, -1.0, 3.0])),
+    "histogram": lambda ns, x, y: tuple(ns.histogram(y, bins=4)) + tuple(
+        ns.histogram(y, bins=3, range=(-1, 1))) + tuple(ns.histogram(
+            y, bins=np.array([-2.0, 0.0, 0.5, 3.0]))),
+    "isclose": lambda ns, x, y: ns.isclose(y, y * (1 + 1e-9)),
+    "allclose": lambda ns, x, y: ns.asarray(ns.allclose(y, y + 1e-9)),
+    "array_equal": lambda ns, x, y: ns.asarray(ns.array_equal(y, y + 0)),
+    "nan_to_num": lambda ns, x, y: ns.nan_to_num(ns.where(y > 1, np.inf, ns.where(
+        y < 0, np.nan, y))),
+    "where": lambda ns, x, y: ns.where(y > 0, y, -y),
+    "clip": lambda ns, x, y: ns.clip(y, 0, 1),
+    "round": lambda ns, x, y: ns.round(y, 1),
+    "around": lambda ns, x, y: ns.around(y),
+    "astype": lambda ns, x, y: ns.asarray(y).astype(np.int32) if ns is np else ns.astype(
+        y, np.int32),
+    "reshape": lambda ns, x, y: (ns.reshape(x, (-1, 4)), ns.reshape(y, (4, 3))),
+    "transpose": lambda ns, x, y: (ns.transpose(x), ns.transpose(x, (1, 0, 2)[:x.ndim]
+                                                                   if x.ndim == 3 else None)),
+    "permute_dims": lambda ns, x, y: (np.transpose if ns is np else ns.permute_dims)(y),
+    "expand_dims": lambda ns, x, y: (ns.expand_dims(y, 0), ns.expand_dims(y, (0, -1))),
+    "squeeze": lambda ns, x, y: ns.squeeze(ns.expand_dims(y, 1)),
+    "broadcast_to": lambda ns, x, y: ns.broadcast_to(y[0], (2, 3, 4)) + 0,
+    "broadcast_arrays": lambda ns, x, y: tuple(a + 0 for a in ns.broadcast_arrays(y, y[0])),
+    "atleast_1d": lambda ns, x, y: ns.atleast_1d(y[0, 0]),
+    "atleast_2d": lambda ns, x, y: ns.atleast_2d(y[0]),
+    "positive": lambda ns, x, y: ns.positive(y),
+    "conjugate": lambda ns, x, y: ns.conjugate(y),
+    "conj": lambda ns, x, y: ns.conj(y),
+    "real": lambda ns, x, y: ns.real(y) + 0,
+    "zeros_like": lambda ns, x, y: ns.zeros_like(y) + y,
+    "ones_like": lambda ns, x, y: ns.ones_like(y, dtype=np.float32) + y,
+    "full_like": lambda ns, x, y: ns.full_like(y, 3) * y,
+    "empty_like": lambda ns, x, y: ns.empty_like(y) * 0,
+    "zeros": lambda ns, x, y: ns.zeros((3, 4)) + y,
+    "ones": lambda ns, x, y: ns.ones(4, np.int32) + y,
+    "full": lambda ns, x, y: ns.full((3, 1), 2.5) * y,
+    "empty": lambda ns, x, y: ns.empty((3, 4)) * 0 + y,
+    "arange": lambda ns, x, y: ns.arange(4) * y,
+    "linspace": lambda ns, x, y: ns.linspace(0, 1, 4) + y,
+    "array": lambda ns, x, y: ns.array(y) + ns.array([1.0, 2.0, 3.0, 4.0]),
+    "asarray": lambda ns, x, y: ns.asarray(y) * ns.asarray(2),
+    "shape": lambda ns, x, y: ns.zeros(ns.shape(y)) + y,
+    "ndim": lambda ns, x, y: y * ns.ndim(x),
+    "size": lambda ns, x, y: y * ns.size(x),
+    "broadcast_shapes": lambda ns, x, y: ns.zeros(ns.broadcast_shapes((3, 1), (4,))) + y,
+    "getitem_gather": lambda ns, x, y: (y[IDX[:3]], y[:, IDX], y[IDX[:2, None], IDX[None, :3]],
+                                        x[..., IDX], y[np.array([True, False, True])],
+                                        y[-1, IDX[::-1]]),
+    "at_updates": lambda ns, x, y: _at_cases(ns, y),
+}
+
+
+def _np_logsumexp(x, axis):
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    return np.squeeze(np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m, axis)
+
+
+def _at_cases(ns, y):
+    if ns is np:
+        outs = []
+        for mode, fn in (("set", None), ("add", np.add), ("multiply", np.multiply),
+                         ("min", np.minimum), ("max", np.maximum)):
+            z = y.copy()
+            if fn is None:
+                z[IDX, 1] = 5
+            else:
+                fn.at(z, (IDX, 1), 5)
+            outs.append(z)
+        z = y.copy()
+        z[1:, ::2] = -1
+        outs.append(z)
+        z = y.copy()
+        np.add.at(z, IDX, y[0])
+        outs.append(z)
+        outs.append(y[IDX, 1])
+        return tuple(outs)
+    return (y.at[IDX, 1].set(5), y.at[IDX, 1].add(5), y.at[IDX, 1].multiply(5),
+            y.at[IDX, 1].min(5), y.at[IDX, 1].max(5), y.at[1:, ::2].set(-1),
+            y.at[IDX].add(y[0]), y.at[IDX, 1].get())
+
+
+# functions covered elsewhere or that are not array functions
+NOT_IN_TABLE = {"dtype", "ndarray", "install_array_methods", "unique"} | {
+    op.value for op in UFUNC_OPS} | {
+    "divide", "mod", "abs", "bitwise_not", "bitwise_invert", "bitwise_left_shift",
+    "bitwise_right_shift", "pow", "asin", "acos", "atan", "atan2"}
+
+
+def public_functions():
+    names = []
+    for name, obj in vars(anp).items():
+        if name.startswith("_") or inspect.ismodule(obj) or isinstance(obj, type):
+            continue
+        if callable(obj) and not isinstance(obj, np.dtype):
+            names.append(name)
+    return sorted(names)
+
+
+def test_every_public_function_is_in_the_table():
+    missing = [n for n in public_functions() if n not in CASES and n not in NOT_IN_TABLE]
+    assert not missing, f"add table cases for: {missing}"
+
+
+def _inputs(dtype, three_d=False):
+    rng = np.random.default_rng(7)
+    y = (W * 2).astype(dtype) if np.dtype(dtype).kind != "b" else W > 0.3
+    if np.dtype(dtype).kind in "iu":
+        y = (W * 4).astype(dtype) % 7
+    x = np.stack([y[:3] + k for k in range(2)]) if three_d else y[:3]
+    x = x.astype(y.dtype)
+    return x, y[:3].copy()
+
+
+def _reference(name, x, y):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            return CASES[name](np, x, y)
+        except (TypeError, ValueError, OverflowError) as err:
+            return err
+
+
+@pytest.mark.parametrize("dtype,three_d", [("float64", False), ("float64", True),
+                                           ("float32", False), ("int32", True),
+                                           ("uint8", False), ("bool", False)])
+def test_table_matches_numpy(dtype, three_d):
+    x, y = _inputs(dtype, three_d)
+    valid, rejected = [], []
+    for name in sorted(CASES):
+        ref = _reference(name, x, y)
+        outs = ref if isinstance(ref, tuple) else (ref,)
+        if isinstance(ref, Exception) or any(np.asarray(o).dtype == np.float16 for o in outs):
+            rejected.append(name)
+        else:
+            valid.append(name)
+    f = arrjit.jit(lambda x, y: {n: CASES[n](anp, x, y) for n in valid})
+    results = f(x, y)
+    for name in valid:
+        ref = _reference(name, x, y)
+        refs, outs = (ref, results[name]) if isinstance(ref, tuple) else ((ref,),
+                                                                         (results[name],))
+        assert len(refs) == len(outs), name
+        for k, (out, r) in enumerate(zip(outs, refs)):
+            r = np.asarray(r)
+            tol = 2e-6 if r.dtype == np.float32 or dtype == "float32" else 1e-12
+            try:
+                assert_same(out, r, rtol=tol) if r.dtype.kind == "f" else assert_same(out, r)
+            except AssertionError as err:
+                raise AssertionError(f"{name}[{k}] ({dtype}): {err}") from None
+    for name in rejected:  # NumPy rejects it: arrjit must reject it too
+        with pytest.raises((TypeError, ValueError, OverflowError,
+                            arrjit.errors.UnsupportedDtypeError)):
+            arrjit.jit(lambda x, y: CASES[name](anp, x, y))(x, y)
+
+
+def test_eager_namespace_matches_numpy():
+    x, y = _inputs("float64")
+    for name in sorted(CASES):
+        ref = _reference(name, x, y)
+        if isinstance(ref, Exception) or name == "at_updates":
+            continue
+        out = CASES[name](anp, x, y)
+        for o, r in zip(out if isinstance(out, tuple) else (out,),
+                        ref if isinstance(ref, tuple) else (ref,)):
+            assert_same(o, r)
+
+
+TOP_JNP = [
+    "array", "where", "ones", "zeros", "asarray", "sum", "arange", "mean", "log", "sqrt",
+    "broadcast_to", "maximum", "sin", "reshape", "dot", "exp", "zeros_like", "expand_dims",
+    "abs", "concatenate", "stack", "cos", "max", "min", "clip", "linspace", "matmul",
+    "transpose", "squeeze", "ones_like", "einsum", "minimum", "argmax", "full", "isnan",
+    "any", "all", "tanh", "square", "mean", "std", "var", "prod", "cumsum", "take",
+    "take_along_axis", "sort", "argsort", "pad", "tile", "repeat", "roll", "flip", "eye",
+    "logical_and", "logical_or", "floor", "round", "power", "outer", "tensordot", "diag",
+    "tril", "triu", "isfinite", "allclose", "arctan2", "sign", "log1p", "float32",
+]
+
+
+def test_top_jnp_functions_exist_and_trace():
+    x = np.linspace(0.1, 1.0, 12).reshape(3, 4)
+    for name in TOP_JNP:
+        assert hasattr(anp, name), name
+    traced = {n: CASES[n] for n in TOP_JNP if n in CASES}
+    ufuncs = [n for n in TOP_JNP if n not in CASES and callable(getattr(anp, n)) and
+              not isinstance(getattr(anp, n), type)]
+    graph = arrjit.make_graph(lambda x: ([c(anp, x, x) for c in traced.values()],
+                                         [getattr(anp, n)(x) if n not in (
+                                             "maximum", "minimum", "logical_and", "logical_or",
+                                             "power", "arctan2") else getattr(anp, n)(x, x)
+                                          for n in ufuncs]))(x)
+    assert len(graph.nodes) > len(TOP_JNP)
+
+
+def test_boolean_mask_under_jit_explains_itself():
+    with pytest.raises(IndexError, match="anp.where"):
+        arrjit.jit(lambda x: x[x > 0])(np.ones(3))
+    np.testing.assert_array_equal(arrjit.jit(lambda x: x[np.array([True, False, True])])(
+        np.arange(3.0)), [0.0, 2.0])
+
+
+def test_out_of_range_gather_raises_index_error():
+    with pytest.raises(IndexError):
+        arrjit.jit(lambda x: x[np.array([0, 5])])(np.ones(3))
+    with pytest.raises(IndexError):
+        arrjit.jit(lambda x, i: x[i])(np.ones(3), np.array([0, 7]))
+
+
+def test_empty_reductions_follow_numpy():
+    e = np.zeros((0, 3))
+    f = arrjit.jit(lambda x: (x.sum(0), x.prod(), x.any(), x.all(), x.sum(1)))
+    for out, ref in zip(f(e), (e.sum(0), e.prod(), e.any(), e.all(), e.sum(1))):
+        assert_same(out, ref)
+    with pytest.raises(ValueError, match="zero-size array to reduction operation maximum"):
+        arrjit.jit(lambda x: x.max())(e)
+    with pytest.raises(ValueError, match="empty sequence"):
+        arrjit.jit(lambda x: x.argmax())(e)
+
+
+def test_unique_is_eager_only():
+    np.testing.assert_array_equal(anp.unique(np.array([3, 1, 3])), [1, 3])
+    with pytest.raises(arrjit.errors.ConcretizationTypeError, match="outside jit"):
+        arrjit.jit(anp.unique)(np.array([3, 1, 3]))
+
+
+def test_reductions_fuse_with_their_producers():
+    x = np.random.rand(50, 40)
+    f = arrjit.jit(lambda a, b: (a * b).sum())
+    assert len(f.lower(x, x).kernels) == 1
+    assert_same(f(x, x), (x * x).sum(), rtol=1e-12)
+
+
+def test_nan_propagation_in_max_and_argmax():
+    x = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]])
+    f = arrjit.jit(lambda x: (x.max(), x.max(1), x.argmax(1), x.argmin(), x.min(0)))
+    for out, ref in zip(f(x), (x.max(), x.max(1), x.argmax(1), x.argmin(), x.min(0))):
+        assert_same(out, ref)
+
+
+MIXED_OPS = ["sum0", "mean1", "max", "argmax1", "matmulT", "gather", "cumsum", "at_add",
+             "softmax", "concat"]
+
+
+def _mixed(ns, name, v):
+    if name == "sum0":
+        return ns.sum(v, axis=0, keepdims=True) + v
+    if name == "mean1":
+        return v - ns.mean(v, axis=1, keepdims=True)
+    if name == "max":
+        return v / (ns.max(ns.abs(v)) + 1)
+    if name == "argmax1":
+        return v * ns.argmax(v, axis=1)[:, None]
+    if name == "matmulT":
+        return ns.matmul(v, v.T)[:, : v.shape[1]] if v.shape[0] >= v.shape[1] else v @ v.T @ v
+    if name == "gather":
+        return v[::-1][np.arange(v.shape[0]) % v.shape[0]]
+    if name == "cumsum":
+        return ns.cumsum(v, axis=1)
+    if name == "at_add":
+        if ns is np:
+            z = v.copy()
+            np.add.at(z, (np.array([0, 0]), 0), 1.0)
+            return z
+        return v.at[np.array([0, 0]), 0].add(1.0)
+    if name == "softmax":
+        e = ns.exp(v - ns.max(v, axis=1, keepdims=True))
+        return e / ns.sum(e, axis=1, keepdims=True)
+    return ns.concatenate([v, v * 2], axis=0)[: v.shape[0]]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(MIXED_OPS), min_size=1, max_size=4), st.integers(2, 5),
+       st.integers(2, 5), st.integers(0, 1000))
+def test_random_programs_with_reductions_indexing_and_matmul(ops, rows, cols, seed):
+    v = np.random.default_rng(seed).standard_normal((rows, cols))
+
+    def program(ns, v):
+        for name in ops:
+            v = _mixed(ns, name, v)
+        return v
+
+    ref = program(np, v)
+    out = arrjit.jit(lambda v: program(anp, v))(v)
+    assert out.dtype == ref.dtype and out.shape == ref.shape
+    scale = max(1.0, float(np.max(np.abs(ref))))
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10 * scale)
