@@ -55,6 +55,30 @@ class _Missing:
         return "<missing>"
 
 
+class _Default:
+    """A default the caller did not supply: a Python constant of the function (as in JAX),
+    keyed by value and never traced."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Default) and type(other.value) is type(self.value) and (
+            other.value is self.value or other.value == self.value)
+
+    def __hash__(self) -> int:
+        return hash((type(self.value), self.value))
+
+    def __repr__(self) -> str:
+        return f"default {self.value!r}"
+
+
+def _unwrap(v: Any) -> Any:
+    return v.value if isinstance(v, _Default) else v
+
+
 @dataclass
 class _Entry:
     plan: Plan | None
@@ -240,8 +264,16 @@ class Jitted:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as err:
             raise TypeError(f"{self._name}(): {err}") from None
+        supplied = set(bound.arguments)
         bound.apply_defaults()
-        return tuple(bound.arguments.get(p.name, _Missing()) for p in self._params)
+        values = []
+        for k, p in enumerate(self._params):
+            v = bound.arguments.get(p.name, _Missing())
+            if (p.name not in supplied and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+                    and k not in self._static_positions and _hashable(v)):
+                v = _Default(v)
+            values.append(v)
+        return tuple(values)
 
     def _key(self, values: Sequence) -> tuple[tuple, list]:
         parts: list = []
@@ -257,6 +289,8 @@ class Jitted:
             elif type(v) is np.ndarray:
                 parts.append((v.dtype, v.shape, v.flags.num & _KEY_FLAGS))
                 leaves.append(v)
+            elif type(v) is _Default:
+                parts.append(v)
             else:
                 l, _, tree = flatten_with_paths(v)
                 parts.append((tree, tuple(_leaf_key(x) for x in l)))
@@ -277,7 +311,7 @@ class Jitted:
         names: list[str] = []
         donated: list[int] = []
         for k, v in enumerate(values):
-            if k in self._static_positions:
+            if k in self._static_positions or type(v) is _Default:
                 continue
             base = self._param_names[k] if k < len(self._param_names) else f"arg{k}"
             _, paths, _ = flatten_with_paths(v)
@@ -295,8 +329,8 @@ class Jitted:
         it = iter(tracers)
         traced_values = []
         for k, v in enumerate(values):
-            if k in self._static_positions:
-                traced_values.append(v)
+            if k in self._static_positions or type(v) is _Default:
+                traced_values.append(_unwrap(v))
             else:
                 l, _, tree = flatten_with_paths(v)
                 traced_values.append(unflatten(tree, [next(it) for _ in l]))
@@ -331,6 +365,7 @@ class Jitted:
         args: list = []
         kwargs: dict = {}
         for p, v in zip(self._params, values):
+            v = _unwrap(v)
             if isinstance(v, _Missing):
                 continue
             if p.kind is p.VAR_POSITIONAL:
@@ -515,6 +550,14 @@ def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=Non
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
     return Jitted(fun, **options)
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return not isinstance(v, (np.ndarray, Tracer))
 
 
 def _is_array_key(part: Any) -> bool:

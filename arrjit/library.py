@@ -34,11 +34,13 @@ def gather(x: np.ndarray, *arrays: np.ndarray, index: tuple) -> np.ndarray:
 _AT_UFUNCS = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
 
 
-def scatter(x: np.ndarray, *operands: np.ndarray, index: tuple, mode: str) -> np.ndarray:
-    """``x.at[index].<mode>(updates)``: a new array; duplicate indices accumulate for the
-    ufunc modes (``numpy.ufunc.at``), and the last write wins for ``set``."""
+def scatter(x: np.ndarray, *operands: np.ndarray, index: tuple, mode: str,
+            in_place: bool = False) -> np.ndarray:
+    """``x.at[index].<mode>(updates)``: a new array (or ``x`` itself, updated, when the plan
+    proved ``x`` donated and dead); duplicate indices accumulate for the ufunc modes
+    (``numpy.ufunc.at``), and the last write wins for ``set``."""
     *arrays, updates = operands
-    out = np.array(x, copy=True)
+    out = x if in_place else np.array(x, copy=True)
     idx = build_index(index, arrays)
     if mode == "set":
         out[idx] = updates

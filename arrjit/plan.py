@@ -21,7 +21,8 @@ from . import library
 from .codegen import cpu
 from .config import config
 from .errors import DonationWarning
-from .fuse import Affine, Kernel, LibraryCall, Load, Partition
+from .fuse import Kernel, LibraryCall, Partition
+from .memory import StepMemory, plan_buffers, plan_donations
 from .ir import Graph, Op, Var
 
 
@@ -115,16 +116,25 @@ class NativeSegment:
 
 @dataclass
 class LibrarySegment:
-    """A library call (``arrjit.library``); its result becomes the buffer in ``out_slot``."""
+    """A library call (``arrjit.library``); its result becomes the buffer in ``out_slot``.
+    ``in_place_donor`` >= 0 marks a scatter that updates that donated input in place."""
 
     node: Any
     in_slots: list[int]
     out_slot: int
+    in_place_donor: int = -1
 
-    def __call__(self, bufs: list) -> None:
+    def compute(self, *operands: np.ndarray) -> np.ndarray:
+        return self._call(operands, self.in_place_donor >= 0)
+
+    def _call(self, operands, in_place: bool) -> np.ndarray:
         node = self.node
-        bufs[self.out_slot] = library.call(node.op, [bufs[s] for s in self.in_slots],
-                                           node.param, node.out.dtype)
+        params = dict(node.param, in_place=True) if in_place else node.param
+        return library.call(node.op, operands, params, node.out.dtype)
+
+    def __call__(self, bufs: list, in_place: bool | None = None) -> None:
+        in_place = self.in_place_donor >= 0 if in_place is None else in_place
+        bufs[self.out_slot] = self._call([bufs[s] for s in self.in_slots], in_place)
 
 
 @dataclass
@@ -139,9 +149,10 @@ class CompileStats:
 class Plan:
     n_inputs: int
     constants: list[np.ndarray]
-    allocations: list[tuple[tuple[int, ...], np.dtype, int]]  # shape, dtype, donor
+    n_slots: int
     segments: list
-    outputs: list[tuple[str, Any]]         # ("slot", index) or ("const", array)
+    memory: list[StepMemory]                # per segment: allocations before, releases after
+    outputs: list[tuple[str, Any]]          # ("slot", index) or ("const", array)
     donated_inputs: dict[int, int] = field(default_factory=dict)  # input index -> output slot
     sources: list[str] = field(default_factory=list)
     kernels: list[Kernel] = field(default_factory=list)
@@ -158,86 +169,48 @@ class Plan:
         return outs
 
     def _run_generic(self, args: Sequence[np.ndarray]) -> list[np.ndarray]:
-        bufs = list(args)
-        bufs.extend(self.constants)
-        for shape, dtype, donor in self.allocations:
-            bufs.append(np.empty(shape, dtype) if donor == -1 else
-                        None if donor == -2 else args[donor])
-        if self.donated_inputs:
-            self._refuse_aliased_donations(args, bufs)
-        for segment in self.segments:
-            segment(bufs)
+        bufs: list = list(args) + list(self.constants)
+        bufs.extend([None] * (self.n_slots - len(bufs)))
+        aliased = self._aliased_donors(args) if self.donated_inputs else set()
+        for segment, mem in zip(self.segments, self.memory):
+            for a in mem.allocs:
+                if a.donor >= 0 and a.donor not in aliased:
+                    bufs[a.slot] = args[a.donor]
+                elif a.reuse >= 0:
+                    bufs[a.slot] = bufs[a.reuse].reshape(a.shape)
+                else:
+                    bufs[a.slot] = np.empty(a.shape, a.dtype)
+            if isinstance(segment, LibrarySegment) and segment.in_place_donor in aliased:
+                segment(bufs, in_place=False)
+            else:
+                segment(bufs)
+            for sl in mem.release:
+                bufs[sl] = None
         return [bufs[ref] if kind == "slot" else np.array(ref) for kind, ref in self.outputs]
 
-    def _refuse_aliased_donations(self, args: Sequence[np.ndarray], bufs: list) -> None:
-        """A donated array that is also passed as another argument is still read through that
-        argument, so its output is written to a fresh buffer instead."""
-        for i, out_slot in self.donated_inputs.items():
+    def _aliased_donors(self, args: Sequence[np.ndarray]) -> set[int]:
+        """Donated arrays that are also passed as another argument are still read through
+        that argument: their outputs go to fresh buffers instead (with a warning)."""
+        aliased = set()
+        for i in self.donated_inputs:
             if any(j != i and isinstance(a, np.ndarray) and np.shares_memory(args[i], a)
                    for j, a in enumerate(args)):
-                bufs[out_slot] = np.empty_like(args[i])
+                aliased.add(i)
                 warnings.warn(DonationWarning(
                     f"Some donated buffers were not usable: {_describe(args[i])} (argument "
                     f"{i} is also passed as another argument)"), stacklevel=4)
+        return aliased
 
 
 def _describe(a: np.ndarray) -> str:
     return f"{a.dtype.name}[{','.join(map(str, a.shape))}]"
 
 
-def _donation_slots(graph: Graph, partition: Partition, donate: Sequence[int],
-                    arg_names: Sequence[str]) -> tuple[dict[Var, int], list[str]]:
-    """Which kernel outputs may be written into which donated inputs. A donated input can hold
-    an output when the kernel writing it reads the input only at the index it writes, and no
-    later step reads the input. Returns (output var -> input index, refusal reasons)."""
-    steps = partition.steps
-    assigned: dict[Var, int] = {}
-    refused: list[str] = []
-    outputs = list(graph.outputs)
-    for i in donate:
-        var = graph.inputs[i]
-        reason = "no output has its shape and dtype"
-        if var in outputs:
-            reason = "it is returned unchanged"
-            refused.append(f"{var.aval} (argument {arg_names[i]!r}: {reason})")
-            continue
-        for k, step in enumerate(steps):
-            if not isinstance(step, Kernel):
-                continue
-            for w, (out_var, store) in enumerate(zip(step.writes, step.stores)):
-                if (out_var not in outputs or out_var in assigned or out_var.aval.shape != var.shape
-                        or out_var.dtype != var.dtype):
-                    continue
-                why = _unsafe_read(var, store.access, step, steps[k + 1:])
-                if why is None:
-                    assigned[out_var] = i
-                    break
-                reason = why
-            else:
-                continue
-            break
-        if i not in assigned.values():
-            refused.append(f"{var.aval} (argument {arg_names[i]!r}: {reason})")
-    return assigned, refused
-
-
-def _unsafe_read(var: Var, store: Affine, kernel: Kernel, later: Sequence) -> str | None:
-    if var in kernel.reads:
-        idx = kernel.reads.index(var)
-        for stmt in kernel.stmts:
-            if isinstance(stmt, Load) and stmt.buffer == idx and stmt.access != store:
-                return "read at a different index than the output is written"
-    for step in later:
-        reads = step.reads if isinstance(step, Kernel) else step.node.inputs
-        if var in reads:
-            return "read again after the output is written"
-    return None
-
-
 def make_runner(plan: Plan) -> Callable | None:
     """Generate straight-line Python for the hot path: allocate, call each compiled entry point
-    with its buffers, return the outputs. ``None`` (keep the generic path) for plans that need
-    run-time decisions: threaded segments, or donations that must check argument aliasing."""
+    with its buffers, drop dead buffers, return the outputs. ``None`` (keep the generic path)
+    for plans that need run-time decisions: threaded segments, or donations that must check
+    argument aliasing."""
     if plan.donated_inputs or any(isinstance(s, NativeSegment) and s.parallel
                                   for s in plan.segments):
         return None
@@ -249,15 +222,16 @@ def make_runner(plan: Plan) -> Callable | None:
     for k, c in enumerate(plan.constants):
         ns[f"const{k}"] = c
         names.append(f"const{k}")
-    for k, (shape, dtype, donor) in enumerate(plan.allocations):
-        name = f"t{k}"
-        ns[f"shape{k}"], ns[f"dtype{k}"] = shape, dtype
-        if donor == -1:
-            lines.append(f"    {name} = empty(shape{k}, dtype{k})")
-        elif donor >= 0:
-            lines.append(f"    {name} = x{donor}")
-        names.append(name)
-    for k, seg in enumerate(plan.segments):
+    names.extend(f"t{sl}" for sl in range(len(names), plan.n_slots))
+    for k, (seg, mem) in enumerate(zip(plan.segments, plan.memory)):
+        for a in mem.allocs:
+            ns[f"shape{a.slot}"], ns[f"dtype{a.slot}"] = a.shape, a.dtype
+            if a.donor >= 0:
+                lines.append(f"    {names[a.slot]} = x{a.donor}")
+            elif a.reuse >= 0:
+                lines.append(f"    {names[a.slot]} = {names[a.reuse]}.reshape(shape{a.slot})")
+            else:
+                lines.append(f"    {names[a.slot]} = empty(shape{a.slot}, dtype{a.slot})")
         if isinstance(seg, NativeSegment):
             ns[f"entry{k}"] = seg.entry
             if len(seg.calls) == 1:
@@ -271,12 +245,11 @@ def make_runner(plan: Plan) -> Callable | None:
                     args.append(f"P{k}_{j}")
             lines.append(f"    entry{k}({', '.join(args)})")
         else:
-            ns[f"lib{k}"] = library.LIBRARY_IMPLS[seg.node.op]
-            ns[f"params{k}"] = seg.node.param
-            ns[f"dtype_out{k}"] = seg.node.out.dtype
+            ns[f"seg{k}"] = seg
             ins = ", ".join(names[s] for s in seg.in_slots)
-            lines.append(f"    {names[seg.out_slot]} = asarray(lib{k}({ins}, **params{k}), "
-                         f"dtype_out{k})")
+            lines.append(f"    {names[seg.out_slot]} = seg{k}.compute({ins})")
+        for sl in mem.release:
+            lines.append(f"    {names[sl]} = None")
     outs = []
     for k, (kind, ref) in enumerate(plan.outputs):
         if kind == "slot":
@@ -299,23 +272,21 @@ def build_plan(graph: Graph, partition: Partition, *, donate: Sequence[int] = ()
         if node is not None and node.op is Op.CONST and v not in slot:
             slot[v] = len(graph.inputs) + len(constants)
             constants.append(node.param["value"].array)
-    donated_to, refused = _donation_slots(graph, partition, donate, arg_names)
-    if refused:
+    steps = list(partition.steps)
+    donations = plan_donations(graph, steps, donate, arg_names)
+    if donations.refused:
         warnings.warn(DonationWarning("Some donated buffers were not usable: " +
-                                      ", ".join(refused)), stacklevel=5)
-    allocations = []
+                                      ", ".join(donations.refused)), stacklevel=5)
     next_slot = len(graph.inputs) + len(constants)
-    for step in partition.steps:
+    for step in steps:
         written = step.writes if isinstance(step, Kernel) else (step.node.out,)
         for v in written:
             if v not in slot:
                 slot[v] = next_slot
-                # library results arrive from the call: their slot starts empty (donor -2)
-                donor = -2 if isinstance(step, LibraryCall) else donated_to.get(v, -1)
-                allocations.append((v.shape, v.dtype, donor))
                 next_slot += 1
 
     segments: list = []
+    segment_steps: list[list] = []
     pending: list[KernelCall] = []
 
     def flush() -> None:
@@ -323,20 +294,23 @@ def build_plan(graph: Graph, partition: Partition, *, donate: Sequence[int] = ()
             return
         rendered = [c.rendered for c in pending]
         source, slots = cpu.render_module(rendered, [c.slots for c in pending],
-                                           [bool(c.kernel.sizes) for c in pending])
+                                          [bool(c.kernel.sizes) for c in pending])
         parallel = thread_count() > 1 and any(
             c.kernel.elements >= config.parallel_threshold for c in pending)
         segments.append(NativeSegment(list(pending), source, slots, parallel, stats))
+        segment_steps.append([c.kernel for c in pending])
         pending.clear()
 
-    for step in partition.steps:
+    for k, step in enumerate(steps):
         if isinstance(step, Kernel):
             slots = [slot[v] for v in step.writes] + [slot[v] for v in step.reads]
             pending.append(KernelCall(step, cpu.render_kernel(step), slots))
         else:
             flush()
             segments.append(LibrarySegment(step.node, [slot[v] for v in step.node.inputs],
-                                           slot[step.node.out]))
+                                           slot[step.node.out],
+                                           donations.scatters.get(k, -1)))
+            segment_steps.append([step])
     flush()
 
     outputs = []
@@ -346,7 +320,11 @@ def build_plan(graph: Graph, partition: Partition, *, donate: Sequence[int] = ()
             outputs.append(("const", node.param["value"].array))  # copied on every return
         else:
             outputs.append(("slot", slot[v]))
-    return Plan(len(graph.inputs), constants, allocations, segments, outputs,
-                {i: slot[o] for o, i in donated_to.items()},
-                [s.source for s in segments if isinstance(s, NativeSegment)],
-                [s for s in partition.steps if isinstance(s, Kernel)])
+    keep = {ref for kind, ref in outputs if kind == "slot"}
+    memory = plan_buffers(segment_steps, slot, keep, donations.outputs)
+    donated_inputs = {i: slot[o] for o, i in donations.outputs.items()}
+    for k, i in donations.scatters.items():
+        donated_inputs[i] = slot[steps[k].node.out]
+    return Plan(len(graph.inputs), constants, next_slot, segments, memory, outputs,
+                donated_inputs, [s.source for s in segments if isinstance(s, NativeSegment)],
+                [s for s in steps if isinstance(s, Kernel)])

@@ -269,3 +269,16 @@ def test_devices_and_device_put():
     assert arrjit.device_put(x) is x and arrjit.block_until_ready(x) is x
     with pytest.raises(ValueError, match="not available"):
         arrjit.jit(lambda x: x, device="tpu")
+
+
+def test_unsupplied_defaults_are_python_constants_as_in_jax():
+    @arrjit.jit
+    def f(x, scale=2.0, flip=False, axis=None):
+        y = x * scale
+        return y[::-1] if flip else y.sum(axis=axis)
+
+    x = np.arange(3.0)
+    assert_same(f(x), np.asarray(6.0))            # flip=False is a Python bool: `if` works
+    assert_same(f(x, 3.0), np.asarray(9.0))       # a supplied scale is traced
+    with pytest.raises(errors.TracerBoolConversionError, match="'flip'"):
+        f(x, 2.0, True)                           # a supplied non-static flag is traced
