@@ -127,10 +127,14 @@ def _compile_with_disk(loaded: LoadedModule, dispatcher, sig) -> Compiled:
 
 def _compile_repairing(loaded: LoadedModule, dispatcher, sig):
     """Compile (or load) ``sig``; returns the dispatcher that now holds it."""
+    pycache = loaded.cache.env_dir / "__pycache__"
+    had_cache_files = pycache.is_dir() and any(pycache.glob(loaded.entry.module_name + ".*"))
     try:
         dispatcher.compile(sig)
         return dispatcher
     except Exception as err:
+        if not had_cache_files:  # nothing was loaded from disk: a genuine compile error
+            raise
         # numba's index or code file is unreadable (truncated, zeroed, garbage): drop them
         # and compile afresh, which rewrites them.
         loaded.cache.remove_compiled(loaded.entry)

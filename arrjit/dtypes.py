@@ -80,7 +80,10 @@ def resolve_ufunc(ufunc: np.ufunc, avals) -> tuple[tuple[np.dtype, ...], np.dtyp
     ``UnsupportedDtypeError`` when NumPy's answer is a dtype arrjit does not compile
     (``exp`` of an int8 array is float16 in NumPy).
     """
-    operands = tuple(_resolver_operand(a) for a in avals) + (None,) * ufunc.nout
+    # Only Python scalars: resolve with their default dtypes (the result stays weak).
+    all_weak = all(a.weak for a in avals)
+    operands = tuple(a.dtype if all_weak else _resolver_operand(a) for a in avals)
+    operands = operands + (None,) * ufunc.nout
     resolved = ufunc.resolve_dtypes(operands)
     inputs, output = resolved[: ufunc.nin], resolved[ufunc.nin]
     if output not in _SUPPORTED_SET:

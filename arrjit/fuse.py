@@ -17,7 +17,10 @@ from typing import Union
 
 import numpy as np
 
-from .ir import ELEMENTWISE, LIBRARY_CALLS, REDUCTIONS, VIEWS, Graph, Node, Op, Var
+from .ir import (CONTROL_FLOW, ELEMENTWISE, LIBRARY_CALLS, REDUCTIONS, VIEWS, Graph, Node, Op,
+                 Var)
+
+CALLS = LIBRARY_CALLS | CONTROL_FLOW  # steps run outside fused loop nests
 
 # elementwise ops whose recomputation under a broadcast costs more than storing them
 COSTLY = frozenset({
@@ -126,6 +129,8 @@ class Kernel:
 
 @dataclass(frozen=True)
 class LibraryCall:
+    """A step run outside fused loop nests: a library call or a control-flow node."""
+
     node: Node
 
 
@@ -146,7 +151,7 @@ def _is_trivial_reshape(src: tuple[int, ...], dst: tuple[int, ...]) -> bool:
 class _Fuser:
     def __init__(self, graph: Graph):
         self.graph = graph
-        self.producer = {n.out: n for n in graph.nodes}
+        self.producer = {v: n for n in graph.nodes for v in n.outs}
         self.stored: set[Var] = set(graph.inputs)
         for n in graph.nodes:
             if n.op is Op.CONST and n.out.ndim > 0:
@@ -159,8 +164,8 @@ class _Fuser:
         for n in self.graph.nodes:
             if n.op in REDUCTIONS:
                 self.stored.add(n.out)
-            elif n.op in LIBRARY_CALLS:
-                self.stored.add(n.out)
+            elif n.op in CALLS:
+                self.stored.update(n.outs)
                 self.stored.update(n.inputs)
             elif n.op is Op.RESHAPE and not _is_trivial_reshape(n.inputs[0].shape, n.out.shape):
                 self._store_unflattenable(n.inputs[0])
@@ -215,8 +220,9 @@ class _Fuser:
                 continue
             if n.op is Op.CONST:
                 level[v] = -1
-            elif n.op in LIBRARY_CALLS:
-                level[v] = max((level[i] for i in n.inputs), default=-1) + 1
+            elif n.op in CALLS:
+                for out in n.outs:
+                    level[out] = max((level[i] for i in n.inputs), default=-1) + 1
             elif n.op in REDUCTIONS:
                 level[v] = max((level[d] + 1 for d, _ in self._stored_dependencies(v)),
                                default=0)
@@ -261,7 +267,7 @@ class _Fuser:
             v = n.out
             if v not in self.stored or n.op is Op.CONST:
                 continue
-            if n.op in LIBRARY_CALLS:
+            if n.op in CALLS:
                 library.append((level[v], n))
             elif n.op in REDUCTIONS:
                 src = n.inputs[0]

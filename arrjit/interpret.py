@@ -59,8 +59,23 @@ IMPLS.update({op: (lambda fn: lambda *xs, out_shape, **p: fn(*xs, **p))(LIBRARY_
               for op in LIBRARY_CALLS})
 
 
-def evaluate_node(node: Node, values: Sequence[np.ndarray]) -> np.ndarray:
+def _while(*inputs, cond: Graph, body: Graph, n_carry: int, n_cond_consts: int,
+           out_shape) -> tuple:
+    carry = list(inputs[:n_carry])
+    cond_consts = list(inputs[n_carry:n_carry + n_cond_consts])
+    body_consts = list(inputs[n_carry + n_cond_consts:])
+    while bool(evaluate(cond, carry + cond_consts)[0]):
+        carry = evaluate(body, carry + body_consts)
+    return tuple(carry)
+
+
+IMPLS[Op.WHILE] = _while
+
+
+def evaluate_node(node: Node, values: Sequence[np.ndarray]):
     impl = IMPLS[node.op]
+    if node.extra:
+        return impl(*values, **node.param, out_shape=node.out.shape)
     if node.op in UFUNC_OPS:
         with np.errstate(all="ignore"):
             out = impl(*values)
@@ -73,5 +88,9 @@ def evaluate(graph: Graph, args: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Evaluate ``graph`` on concrete arrays; returns fresh arrays (never views of inputs)."""
     env = dict(zip(graph.inputs, args))
     for node in graph.nodes:
-        env[node.out] = evaluate_node(node, [env[v] for v in node.inputs])
+        result = evaluate_node(node, [env[v] for v in node.inputs])
+        if node.extra:
+            env.update(zip(node.outs, result))
+        else:
+            env[node.out] = result
     return [np.array(env[v]) for v in graph.outputs]

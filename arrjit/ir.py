@@ -99,6 +99,8 @@ class Op(enum.Enum):
     REDUCE_OR = "reduce_or"
     ARGMAX = "argmax"          # first index of the maximum over one axis (or all, flattened)
     ARGMIN = "argmin"
+    # control flow: params cond (Graph), body (Graph), n_carry, n_cond_consts; several outputs
+    WHILE = "while"
     # library calls (kernel boundaries, run by arrjit.library between native segments)
     MATMUL = "matmul"          # numpy.matmul semantics (BLAS for floating point)
     EINSUM = "einsum"          # params: subscripts
@@ -130,8 +132,9 @@ REDUCTIONS = frozenset({Op.REDUCE_SUM, Op.REDUCE_PROD, Op.REDUCE_MAX, Op.REDUCE_
                         Op.REDUCE_AND, Op.REDUCE_OR, Op.ARGMAX, Op.ARGMIN})
 LIBRARY_CALLS = frozenset({Op.MATMUL, Op.EINSUM, Op.CONCATENATE, Op.SORT, Op.ARGSORT,
                            Op.CUMSUM, Op.CUMPROD, Op.SEARCHSORTED, Op.GATHER, Op.SCATTER})
+CONTROL_FLOW = frozenset({Op.WHILE})
 ALL_OPS = frozenset(Op)
-assert ELEMENTWISE | VIEWS | REDUCTIONS | LIBRARY_CALLS | {Op.CONST} == ALL_OPS
+assert ELEMENTWISE | VIEWS | REDUCTIONS | LIBRARY_CALLS | CONTROL_FLOW | {Op.CONST} == ALL_OPS
 
 
 def ufunc_of(op: Op) -> np.ufunc:
@@ -191,16 +194,22 @@ class Var:
 
 @dataclass(frozen=True)
 class Node:
-    """``out = op(*inputs, **params)``; params is a sorted tuple of (name, hashable value)."""
+    """``out = op(*inputs, **params)``; params is a sorted tuple of (name, hashable value).
+    Control-flow nodes have further outputs in ``extra``."""
 
     op: Op
     inputs: tuple[Var, ...]
     out: Var
     params: tuple[tuple[str, Any], ...] = ()
+    extra: tuple[Var, ...] = ()
 
     @property
     def param(self) -> dict[str, Any]:
         return dict(self.params)
+
+    @property
+    def outs(self) -> tuple[Var, ...]:
+        return (self.out,) + self.extra
 
 
 def make_params(**kwargs: Any) -> tuple[tuple[str, Any], ...]:
@@ -218,7 +227,7 @@ class Graph:
 
     def producer(self, var: Var) -> Node | None:
         if self._producers is None:
-            object.__setattr__(self, "_producers", {n.out: n for n in self.nodes})
+            object.__setattr__(self, "_producers", {v: n for n in self.nodes for v in n.outs})
         return self._producers.get(var)
 
     def consumers(self) -> dict[Var, list[Node]]:
@@ -247,7 +256,8 @@ def _var_names(graph: Graph) -> dict[Var, str]:
     for v in graph.inputs:
         names[v] = name_for(len(names))
     for n in graph.nodes:
-        names[n.out] = name_for(len(names))
+        for v in n.outs:
+            names[v] = name_for(len(names))
     return names
 
 
@@ -261,6 +271,8 @@ def format_graph(graph: Graph) -> str:
     def fmt_param(value: Any) -> str:
         if isinstance(value, np.dtype):
             return value.name
+        if isinstance(value, Graph):
+            return "{ " + " ".join(format_graph(value).split()) + " }"
         return repr(value)
 
     header = ", ".join(f"{ref(v)}: {v.aval}" for v in graph.inputs)
@@ -272,7 +284,8 @@ def format_graph(graph: Graph) -> str:
         else:
             args = " ".join(ref(v) for v in n.inputs)
         extra = f"[{params}] " if params else ""
-        lines.append(f"  {ref(n.out)}: {n.out.aval} = {n.op.value}{extra and ' ' + extra.rstrip()} {args}".rstrip())
+        lhs = ", ".join(f"{ref(v)}: {v.aval}" for v in n.outs)
+        lines.append(f"  {lhs} = {n.op.value}{extra and ' ' + extra.rstrip()} {args}".rstrip())
     lines.append("  return " + ", ".join(ref(v) for v in graph.outputs))
     lines.append("}")
     return "\n".join(lines)
@@ -285,9 +298,10 @@ def verify(graph: Graph) -> None:
         for v in n.inputs:
             if v not in defined:
                 raise AssertionError(f"{n.op.value} reads a var defined later or never: {v}")
-        if n.out in defined:
-            raise AssertionError(f"{n.op.value} redefines {n.out}")
-        defined.add(n.out)
+        for v in n.outs:
+            if v in defined:
+                raise AssertionError(f"{n.op.value} redefines {v}")
+            defined.add(v)
     for v in graph.outputs:
         if v not in defined:
             raise AssertionError(f"output {v} is never defined")

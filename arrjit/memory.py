@@ -130,7 +130,7 @@ def plan_buffers(segments_steps: Sequence[Sequence], slot: dict[Var, int],
     for t, (_, step) in enumerate(flat):
         for v in _reads(step):
             last_use[slot[v]] = t
-        outs = step.writes if isinstance(step, Kernel) else (step.node.out,)
+        outs = step.writes if isinstance(step, Kernel) else step.node.outs
         for v in outs:
             first_def.setdefault(slot[v], t)
             last_use.setdefault(slot[v], t)

@@ -54,11 +54,8 @@ def find_trace(operands: Sequence[Operand]) -> TraceContext | None:
                     f"{x.ctx.function_name!r} was used after that trace ended (it leaked, for "
                     f"example through a global variable or a closure). Pass it as an argument "
                     f"or return it from the jitted function instead.")
-            if ctx is not None and x.ctx is not ctx:
-                outer = current_trace()
-                ctx = outer if outer is not None else x.ctx
-            else:
-                ctx = x.ctx
+            if ctx is None or x.ctx.depth > ctx.depth:
+                ctx = x.ctx  # the innermost trace wins; outer tracers get lifted into it
     return ctx
 
 
@@ -75,7 +72,7 @@ def as_var(ctx: TraceContext, x: Operand, dtype: np.dtype | None = None) -> Var:
 
     A Python scalar is converted straight to ``dtype`` (NumPy's overflow check included)."""
     if isinstance(x, Tracer):
-        return x.ir_var
+        return x.ir_var if x.ctx is ctx else ctx.lift(x)
     if is_python_scalar(x):
         aval = aval_of_python_scalar(x)
         target = dtype if dtype is not None else aval.dtype

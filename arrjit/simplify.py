@@ -35,7 +35,11 @@ def fold_and_cse(graph: Graph) -> Graph:
     constants: dict[Var, np.ndarray] = {}
     nodes: list[Node] = []
     for node in graph.nodes:
-        node = Node(node.op, tuple(rename.get(v, v) for v in node.inputs), node.out, node.params)
+        node = Node(node.op, tuple(rename.get(v, v) for v in node.inputs), node.out, node.params,
+                    node.extra)
+        if node.extra:  # several outputs: kept as they are
+            nodes.append(node)
+            continue
         node = _collapse_views(node, nodes_by_out={n.out: n for n in nodes})
         if node.op is Op.CONST:
             constants[node.out] = node.param["value"].array
@@ -73,7 +77,7 @@ def eliminate_dead_code(graph: Graph) -> Graph:
     live = set(graph.outputs)
     kept: list[Node] = []
     for node in reversed(graph.nodes):
-        if node.out in live:
+        if any(v in live for v in node.outs):
             kept.append(node)
             live.update(node.inputs)
     return Graph(graph.inputs, tuple(reversed(kept)), graph.outputs)

@@ -18,12 +18,16 @@ from .ir import Graph, Literal, Node, Op, Var, make_params
 class TraceContext:
     """Collects the nodes of one trace. Tracers of a finished trace may not be used again."""
 
-    def __init__(self, function_name: str = "function"):
+    def __init__(self, function_name: str = "function", parent: "TraceContext | None" = None):
         self.function_name = function_name
+        self.parent = parent
+        self.depth = 0 if parent is None else parent.depth + 1
         self.nodes: list[Node] = []
         self.inputs: list[Var] = []
+        self.lifted: list[tuple[Var, "Tracer"]] = []   # inputs standing for outer tracers
+        self._lifted_ids: dict[int, Var] = {}
         self.active = True
-        self._next_id = 0
+        self._next_id = 0 if parent is None else parent._next_id + 1_000_000
         self._constants: dict[int, tuple[Any, Var]] = {}
 
     def new_var(self, aval: Aval) -> Var:
@@ -40,6 +44,22 @@ class TraceContext:
         self.nodes.append(Node(op, inputs, out, make_params(**params)))
         return out
 
+    def add_multi(self, op: Op, inputs: tuple[Var, ...], avals: list[Aval],
+                  **params: Any) -> list[Var]:
+        """A node with several outputs (loops)."""
+        outs = [self.new_var(a) for a in avals]
+        self.nodes.append(Node(op, inputs, outs[0], make_params(**params), tuple(outs[1:])))
+        return outs
+
+    def lift(self, tracer: "Tracer") -> Var:
+        """An input of this (inner) trace standing for a tracer of an enclosing trace."""
+        var = self._lifted_ids.get(tracer.ir_var.id)
+        if var is None:
+            var = self.new_var(tracer.aval)
+            self._lifted_ids[tracer.ir_var.id] = var
+            self.lifted.append((var, tracer))
+        return var
+
     def constant(self, value: np.ndarray, weak: bool = False) -> Var:
         """A CONST var for a concrete array; the same array object maps to one var."""
         cached = self._constants.get(id(value))
@@ -51,8 +71,10 @@ class TraceContext:
         return var
 
     def finish(self, outputs: Iterable[Var]) -> Graph:
+        """The traced graph; lifted outer values come after the explicit inputs."""
         self.active = False
-        return Graph(tuple(self.inputs), tuple(self.nodes), tuple(outputs))
+        inputs = tuple(self.inputs) + tuple(v for v, _ in self.lifted)
+        return Graph(inputs, tuple(self.nodes), tuple(outputs))
 
 
 _state = threading.local()

@@ -317,3 +317,34 @@ def render_module(kernels: list[RenderedKernel], arg_slots: list[list[int]],
     source += (f"\n\n@njit({NJIT_OPTIONS})\ndef program({signature}):\n" + "\n".join(lines) +
                "\n")
     return source, slots
+
+
+@dataclass(frozen=True)
+class DriverCall:
+    kernel: RenderedKernel
+    args: tuple[str, ...]     # driver variable names, writes then reads
+    params: str               # the P array variable
+    extent: int               # index into the extents array E
+
+
+def render_loop_driver(cond_calls: list[DriverCall], body_calls: list[DriverCall],
+                       predicate: str, carry_now: list[str], carry_next: list[str],
+                       arguments: list[str]) -> str:
+    """A module whose ``driver`` runs ``while predicate: body`` natively: the condition's
+    kernels write the 0-d ``predicate``, the body's kernels read ``carry_now`` and write
+    ``carry_next``, then the two swap. Returns the source."""
+    kernels = {c.kernel.name: c.kernel.source for c in cond_calls + body_calls}
+
+    def call(c: DriverCall) -> str:
+        return f"{c.kernel.name}({', '.join(c.args)}, {c.params}, 0, E[{c.extent}])"
+
+    lines = [f"def driver({', '.join(arguments + ['E'])}):", "    while True:"]
+    lines += [f"        {call(c)}" for c in cond_calls]
+    lines.append(f"        if not {predicate}.reshape({predicate}.size)[0]:")
+    lines.append("            break")
+    lines += [f"        {call(c)}" for c in body_calls]
+    for now, nxt in zip(carry_now, carry_next):
+        lines.append(f"        {now}, {nxt} = {nxt}, {now}")
+    lines.append(f"    return ({', '.join(carry_now)},)")
+    return (PRELUDE + "\n\n" + "\n\n".join(kernels.values()) +
+            f"\n\n@njit({NJIT_OPTIONS})\n" + "\n".join(lines) + "\n")
