@@ -8,6 +8,7 @@ array([1., 1.])
 from . import errors, lax  # noqa: F401
 from . import numpy  # noqa: F401  (installs the Tracer's array methods)
 from .api import CacheInfo, Jitted, Lowered, clear_caches, jit, make_graph
+from .batching import vmap
 from .config import config
 from .devices import block_until_ready, device_get, device_put, devices
 from .tree import register_pytree_node
@@ -15,7 +16,7 @@ from .tree import register_pytree_node
 __version__ = "0.1.0"
 
 __all__ = [
-    "jit", "make_graph", "clear_caches", "config", "errors", "lax", "numpy", "devices",
+    "jit", "vmap", "make_graph", "clear_caches", "config", "errors", "lax", "numpy", "devices",
     "device_put", "device_get", "block_until_ready", "register_pytree_node", "CacheInfo",
     "Jitted", "Lowered", "__version__",
 ]

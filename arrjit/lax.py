@@ -127,6 +127,12 @@ def _carry_error(what: str, path: str, expected: Aval, got) -> TypeError:
 def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     """``while cond_fun(val): val = body_fun(val)``; ``val`` is a pytree whose leaves keep
     their shapes and dtypes."""
+    return _while_loop(cond_fun, body_fun, init_val, "lax.while_loop", "")
+
+
+def _while_loop(cond_fun: Callable, body_fun: Callable, init_val, what: str, hidden: str):
+    """``while_loop``; error messages name ``what`` and drop the ``hidden`` path prefix (the
+    loop counter fori_loop adds to the carry)."""
     outer = current_trace()
     if outer is None and not _any_traced(init_val):
         val = init_val
@@ -152,13 +158,14 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     body_ctx, new = _trace_sub(ctx, "body_fun", body_fun, tree, avals, sources)
     new_leaves, _, new_tree = flatten_with_paths(new)
     if new_tree != tree:
-        raise TypeError(f"lax.while_loop: body_fun must return the carry's structure {tree}, "
+        raise TypeError(f"{what}: body_fun must return the carry's structure {tree}, "
                         f"got {new_tree}")
     body_outs = []
     for path, aval, leaf in zip(paths, avals, new_leaves):
         got = primitives.aval_of(leaf)
         if got.shape != aval.shape or (got.dtype != aval.dtype and not got.weak):
-            raise _carry_error("lax.while_loop", path, aval, got)
+            raise _carry_error(what, path[len(hidden):] if path.startswith(hidden) else path,
+                               aval, got)
         var = primitives.as_var(body_ctx, leaf, aval.dtype)
         # every carry output is its own kernel-computed value (a copy when passed through)
         body_outs.append(body_ctx.add_node(Op.CAST, (var,), aval, dtype=aval.dtype))
@@ -193,7 +200,7 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
         i, val = state
         return i + 1, body_fun(i, val)
 
-    return while_loop(cond_fun, body, (start, init_val))[1]
+    return _while_loop(cond_fun, body, (start, init_val), "lax.fori_loop", "[1]")[1]
 
 
 def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False):

@@ -1,0 +1,189 @@
+"""lax control flow and vmap, against NumPy references."""
+import numpy as np
+import pytest
+
+import arrjit
+import arrjit.numpy as anp
+from arrjit import errors, jit, lax, vmap
+
+from helpers import assert_same
+
+
+def _loop_segments(f, *args):
+    from arrjit.plan import LoopSegment
+
+    return [s for s in f.lower(*args)._entry.plan.segments if isinstance(s, LoopSegment)]
+
+
+def mandelbrot(ns_where, c_re, c_im, steps):
+    z_re, z_im = np.zeros_like(c_re), np.zeros_like(c_im)
+    count = np.zeros(c_re.shape, np.int64)
+    for _ in range(steps):
+        inside = z_re * z_re + z_im * z_im <= 4.0
+        new_re = z_re * z_re - z_im * z_im + c_re
+        new_im = 2.0 * z_re * z_im + c_im
+        z_re, z_im = ns_where(inside, new_re, z_re), ns_where(inside, new_im, z_im)
+        count = count + inside
+    return count
+
+
+def test_mandelbrot_fori_loop_runs_natively_and_matches_numpy():
+    re, im = np.meshgrid(np.linspace(-2, 0.6, 40), np.linspace(-1.2, 1.2, 30))
+
+    @jit
+    def mandel(c_re, c_im):
+        def body(i, state):
+            z_re, z_im, count = state
+            inside = z_re * z_re + z_im * z_im <= 4.0
+            new_re = z_re * z_re - z_im * z_im + c_re
+            new_im = 2.0 * z_re * z_im + c_im
+            return (anp.where(inside, new_re, z_re), anp.where(inside, new_im, z_im),
+                    count + inside)
+        init = (anp.zeros_like(c_re), anp.zeros_like(c_im), anp.zeros(c_re.shape, anp.int64))
+        return lax.fori_loop(0, 30, body, init)[2]
+
+    assert_same(mandel(re, im), mandelbrot(np.where, re, im, 30))
+    (loop,) = _loop_segments(mandel, re, im)
+    assert loop.native is not None  # one native driver: no Python per iteration
+
+
+def test_heat_equation_with_at_set_inside_fori_loop():
+    u0 = np.zeros(64)
+    u0[32] = 1.0
+
+    @jit
+    def heat(u, steps):
+        def body(i, u):
+            return u.at[1:-1].set(u[1:-1] + 0.25 * (u[2:] - 2 * u[1:-1] + u[:-2]))
+        return lax.fori_loop(0, steps, body, u)
+
+    ref = u0.copy()
+    for _ in range(50):
+        ref[1:-1] = ref[1:-1] + 0.25 * (ref[2:] - 2 * ref[1:-1] + ref[:-2])
+    assert_same(heat(u0, 50), ref)
+    np.testing.assert_array_equal(u0[32], 1.0)  # the input is not modified
+
+
+def test_scan_running_sum_and_rnn():
+    xs = np.arange(1.0, 7.0)
+    carry, ys = jit(lambda xs: lax.scan(lambda c, x: (c + x, c + x), 0.0, xs))(xs)
+    assert_same(carry, np.asarray(xs.sum()))
+    assert_same(ys, np.cumsum(xs))
+
+    rng = np.random.default_rng(0)
+    W, U = rng.standard_normal((4, 4)) * 0.5, rng.standard_normal((4, 3)) * 0.5
+    seq = rng.standard_normal((6, 3))
+
+    def rnn(h, x):
+        h = anp.tanh(W @ h + U @ x)
+        return h, h.sum()
+
+    h, outs = jit(lambda h0, seq: lax.scan(rnn, h0, seq))(np.zeros(4), seq)
+    h_ref, outs_ref = np.zeros(4), []
+    for x in seq:
+        h_ref = np.tanh(W @ h_ref + U @ x)
+        outs_ref.append(h_ref.sum())
+    assert_same(h, h_ref, rtol=1e-12)
+    assert_same(outs, np.array(outs_ref), rtol=1e-12)
+    _, rev = jit(lambda xs: lax.scan(lambda c, x: (c + x, c + x), 0.0, xs, reverse=True))(xs)
+    assert_same(rev, np.cumsum(xs[::-1])[::-1])
+
+
+def test_while_loop_newton_iteration():
+    def newton(a):
+        def cond(state):
+            x, it = state
+            return anp.logical_and(anp.max(anp.abs(x * x - a)) > 1e-12, it < 50)
+
+        def body(state):
+            x, it = state
+            return 0.5 * (x + a / x), it + 1
+
+        return lax.while_loop(cond, body, (a, 0))
+
+    a = np.array([2.0, 9.0, 0.25])
+    x, iterations = jit(newton)(a)
+    assert_same(x, np.sqrt(a))
+    assert 0 < int(iterations) < 50
+    eager_x, _ = newton(a)
+    assert_same(np.asarray(eager_x), np.sqrt(a))
+
+
+def test_cond_and_switch_choose_per_call():
+    f = jit(lambda p, x: lax.cond(p > 0, lambda v: anp.sin(v) * 2, lambda v: v[::-1] - 1, x))
+    x = np.linspace(0, 1, 5)
+    assert_same(f(1, x), np.sin(x) * 2)
+    assert_same(f(-1, x), x[::-1] - 1)
+    assert f.cache_info().traces == 1
+    g = jit(lambda i, x: lax.switch(i, [lambda v: v + 1, lambda v: v * 10, lambda v: -v], x))
+    for i, ref in [(-3, x + 1), (0, x + 1), (1, x * 10), (2, -x), (9, -x)]:
+        assert_same(g(i, x), ref)
+    assert lax.cond(True, lambda v: v + 1, lambda v: v - 1, 1.0) == 2.0
+
+
+def test_fori_loop_with_traced_bounds_and_python_semantics_outside_jit():
+    f = jit(lambda x, n: lax.fori_loop(0, n, lambda i, v: v + i, x))
+    assert_same(f(np.zeros(2), 5), np.full(2, 10.0))
+    assert_same(f(np.zeros(2), 0), np.zeros(2))
+    assert lax.fori_loop(0, 4, lambda i, v: v * 2, 1) == 16
+
+
+def test_carry_mismatch_names_the_leaf_and_both_avals():
+    with pytest.raises(TypeError, match=r"lax.fori_loop: the carry\[1\]\['w'\] .*enters as "
+                                        r"float32\[3\] but the body returns float64\[3\]"):
+        jit(lambda x: lax.fori_loop(0, 3, lambda i, s: (s[0], {"w": s[1]["w"] * np.float64(2)}),
+                                    (x, {"w": x.astype(anp.float32)})))(np.ones(3))
+    with pytest.raises(TypeError, match=r"shape.*float64\[3\].*float64\[2\]"):
+        jit(lambda x: lax.while_loop(lambda v: anp.all(v > 0), lambda v: v[:2], x))(np.ones(3))
+    with pytest.raises(TypeError, match="same shape and dtype"):
+        jit(lambda p, x: lax.cond(p, lambda v: v, lambda v: v.sum(), x))(True, np.ones(3))
+    with pytest.raises(TypeError, match="boolean scalar"):
+        jit(lambda x: lax.while_loop(lambda v: v, lambda v: v, x))(np.ones(3))
+
+
+def test_vmap_of_a_per_example_loss_equals_the_batched_version():
+    rng = np.random.default_rng(1)
+    W, X, Y = rng.random((3, 4)), rng.random((8, 4)), rng.random((8, 3))
+
+    def loss(w, x, y):
+        return anp.sum((anp.tanh(w @ x) - y) ** 2)
+
+    batched_ref = np.sum((np.tanh(X @ W.T) - Y) ** 2, axis=1)
+    per_example = vmap(loss, in_axes=(None, 0, 0))
+    assert_same(per_example(W, X, Y), batched_ref)
+    compiled = jit(per_example)
+    assert_same(compiled(W, X, Y), batched_ref)
+    matmuls = [n for n in compiled.lower(W, X, Y).graph.nodes if n.op.value == "matmul"]
+    assert len(matmuls) == 1 and matmuls[0].out.shape == (8, 3)  # one batched matmul
+
+
+def test_nested_vmap_and_axes():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    direct = np.stack([np.stack([a[i, j] * a[i, j].sum() for i in range(2)]) for j in range(3)])
+    assert_same(jit(vmap(vmap(lambda v: v * v.sum()), in_axes=1))(a), direct)
+    assert_same(vmap(lambda v: v[np.array([1, 0])], in_axes=0)(a[0]), a[0][:, [1, 0]])
+    with pytest.raises(ValueError, match="inconsistent sizes"):
+        vmap(lambda x, y: x + y)(np.ones(3), np.ones(4))
+
+
+def test_leaked_tracer_from_a_loop_body_is_reported():
+    leaked = []
+
+    def body(i, v):
+        leaked.append(v)
+        return v + 1
+
+    jit(lambda x: lax.fori_loop(0, 2, body, x))(np.ones(2))
+    with pytest.raises(errors.UnexpectedTracerError):
+        anp.exp(leaked[0])
+
+
+@pytest.mark.parametrize("fn,exc", [
+    (lambda x: [0][x[0]], errors.TracerIntegerConversionError),
+    (lambda x: range(x[0]), errors.TracerIntegerConversionError),
+    (lambda x: len(x[0]), TypeError),
+    (lambda x: bool(x[0]), errors.TracerBoolConversionError),
+])
+def test_more_tracer_conversions(fn, exc):
+    with pytest.raises(exc):
+        jit(fn)(np.ones(3, np.int64))
