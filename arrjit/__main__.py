@@ -32,6 +32,10 @@ def main(argv: list[str] | None = None) -> int:
                                      description="arrjit: a JAX-style array JIT on Numba")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="run the jit tutorial story and a speed table")
+    bench = commands.add_parser("bench", help="benchmark against NumPy, numexpr, numba, JAX")
+    bench.add_argument("--quick", action="store_true", help="small sizes, fewer rounds")
+    bench.add_argument("--plot", metavar="FILE.png", help="write a grouped bar chart")
+    bench.add_argument("--json", metavar="FILE", help="write the results as JSON")
     cache_parser = commands.add_parser("cache", help="inspect or clean the disk cache")
     actions = cache_parser.add_subparsers(dest="action", required=True)
     actions.add_parser("info", help="path, entries, bytes and file kinds")
@@ -43,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
         from . import demo
 
         demo.run()
+        return 0
+    if args.command == "bench":
+        from . import bench
+
+        bench.main(args.quick, args.plot, args.json)
         return 0
     return _cache_command(args)
 

@@ -164,8 +164,11 @@ class Tracer:
         return f"Tracer<{self.aval}>"
 
     def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError(f"len() of unsized traced value {self.aval}")
+        if not self.shape:  # an array's length is static; a 0-d value has none
+            raise conversion_error(
+                self, errors.ConcretizationTypeError, "len() needs a length, and a 0-d value has "
+                "none", "For a count held in an array use it as an array (anp.arange needs a "
+                "static length).")
         return self.shape[0]
 
     def __iter__(self):

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import tempfile
 
-SETUP = """
+PRELUDE_CODE = """
 import os, tempfile
 os.environ["ARRJIT_CACHE_DIR"] = {cache_dir!r} or tempfile.mkdtemp(prefix="arrjit-cold-")
 import numpy as np
@@ -32,12 +32,12 @@ class FirstCall:
 
     def setup(self):
         self.warm_dir = os.path.join(tempfile.gettempdir(), "arrjit-asv-warm-cache")
-        code = SETUP.format(cache_dir=self.warm_dir) + FIRST_CALL
+        code = PRELUDE_CODE.format(cache_dir=self.warm_dir) + FIRST_CALL
         subprocess.run([sys.executable, "-c", code], check=True)
 
     def timeraw_cold_first_call(self):
-        return FIRST_CALL, SETUP.format(cache_dir="")
+        return FIRST_CALL, PRELUDE_CODE.format(cache_dir="")
 
     def timeraw_disk_warm_first_call(self):
-        return FIRST_CALL, SETUP.format(cache_dir=os.path.join(tempfile.gettempdir(),
+        return FIRST_CALL, PRELUDE_CODE.format(cache_dir=os.path.join(tempfile.gettempdir(),
                                                                "arrjit-asv-warm-cache"))

@@ -28,6 +28,7 @@ def test_asv_suite_is_valid():
                          text=True, timeout=300, env=env)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "No problems found" in res.stdout
+    assert "failed" not in res.stdout + res.stderr, res.stdout + res.stderr
 
 
 def test_seed_examples_run_unchanged():

@@ -181,7 +181,7 @@ def test_leaked_tracer_from_a_loop_body_is_reported():
 @pytest.mark.parametrize("fn,exc", [
     (lambda x: [0][x[0]], errors.TracerIntegerConversionError),
     (lambda x: range(x[0]), errors.TracerIntegerConversionError),
-    (lambda x: len(x[0]), TypeError),
+    (lambda x: len(x[0]), errors.ConcretizationTypeError),
     (lambda x: bool(x[0]), errors.TracerBoolConversionError),
 ])
 def test_more_tracer_conversions(fn, exc):
