@@ -88,7 +88,7 @@ def environment_key() -> dict:
         from llvmlite import binding
 
         from . import __version__
-        from .codegen.cpu import NJIT_OPTIONS
+        from .codegen.cpu import NJIT_OPTIONS, REDUCTION_OPTIONS
 
         _env_key = {
             "arrjit": __version__,
@@ -99,7 +99,7 @@ def environment_key() -> dict:
             "llvmlite": llvmlite.__version__,
             "cpu": binding.get_host_cpu_name(),
             "cpu_features": binding.get_host_cpu_features().flatten(),
-            "flags": NJIT_OPTIONS,
+            "flags": [NJIT_OPTIONS, REDUCTION_OPTIONS],
         }
     return _env_key
 
