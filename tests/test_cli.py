@@ -39,3 +39,20 @@ def test_seed_examples_run_unchanged():
                          timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "all seed examples behaved as described" in out.stdout
+
+
+def test_bench_quick_prints_ratios_and_writes_json_and_chart(tmp_path):
+    import json
+
+    out = subprocess.run([sys.executable, "-m", "arrjit", "bench", "--quick", "--json",
+                          str(tmp_path / "b.json"), "--plot", str(tmp_path / "b.png")],
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+    assert "copy bandwidth" in out.stdout and "a*b + c*d - e" in out.stdout
+    report = json.loads((tmp_path / "b.json").read_text())
+    names = {r["workload"] for r in report["results"]}
+    assert {"(a*b).sum()", "heat stencil, 100 fori_loop steps"} <= names
+    for r in report["results"]:
+        assert r["arrjit_seconds"] > 0 and r["ratios"]["numpy"] > 0
+    assert (tmp_path / "b.png").stat().st_size > 10_000
+    assert "] 11/11 done" in out.stderr or "done" in out.stderr  # the progress bar
