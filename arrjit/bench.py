@@ -178,26 +178,28 @@ def _jax():
         return None
 
 
-def implementations(w: Workload, inputs: tuple) -> dict[str, Callable]:
-    """Callables for arrjit and every installed peer, each already compiled and warmed."""
+def implementations(w: Workload, inputs: tuple, only: str | None = None
+                    ) -> dict[str, Callable]:
+    """Callables for arrjit and every installed peer (or just ``only``, plus arrjit), each
+    already compiled and warmed."""
     impls: dict[str, Callable] = {}
     compiled = arrjit.jit(lambda *xs: w.fn(anp, *xs))
     impls["arrjit"] = lambda: compiled(*inputs)
     impls["numpy"] = lambda: w.fn(np, *inputs)
-    if w.numexpr:
+    if w.numexpr and only in (None, "numexpr"):
         try:
             import numexpr
             names = dict(zip("abcde", inputs))
             impls["numexpr"] = lambda: numexpr.evaluate(w.numexpr, local_dict=names)
         except ImportError:
             pass
-    if w.numba:
+    if w.numba and only in (None, "numba"):
         try:
             fn = w.numba()
             impls["numba"] = lambda: fn(*inputs)
         except ImportError:
             pass
-    jax = _jax()
+    jax = _jax() if only in (None, "jax") else None
     if jax is not None and w.fn is not heat_stencil:
         import jax.numpy as jnp
         jf = jax.jit(lambda *xs: w.fn(jnp, *xs))

@@ -18,7 +18,7 @@ def _make_class(workload):
 
         def setup(self, peer, dtype):
             inputs = workload.make(workload.quick_size * 4, np.dtype(dtype))
-            impls = bench.implementations(workload, inputs)
+            impls = bench.implementations(workload, inputs, only=peer)
             self.compiled = impls.pop("_compiled")
             self.inputs = inputs
             if peer not in impls:
