@@ -10,7 +10,7 @@ from arrjit import bench
 PEERS = ["arrjit", "numpy", "numexpr", "numba", "jax"]
 
 
-def _make_class(workload):
+def _make_classes(workload):
     class Workload:
         params = [PEERS, list(workload.dtypes)]
         param_names = ["peer", "dtype"]
@@ -19,8 +19,7 @@ def _make_class(workload):
         def setup(self, peer, dtype):
             inputs = workload.make(workload.quick_size * 4, np.dtype(dtype))
             impls = bench.implementations(workload, inputs, only=peer)
-            self.compiled = impls.pop("_compiled")
-            self.inputs = inputs
+            impls.pop("_compiled")
             if peer not in impls:
                 raise NotImplementedError(f"{peer} has no version of {workload.name}")
             self.run = impls[peer]
@@ -28,21 +27,32 @@ def _make_class(workload):
         def time_run(self, peer, dtype):
             self.run()
 
-        def track_kernels(self, peer, dtype):
-            if peer != "arrjit":
-                raise NotImplementedError("kernel counts are arrjit's")
+    class Counts:
+        """arrjit's kernel count and compilations (numba compiles plus disk loads)."""
+
+        params = [list(workload.dtypes)]
+        param_names = ["dtype"]
+        timeout = 300
+
+        def setup(self, dtype):
+            self.inputs = workload.make(workload.quick_size, np.dtype(dtype))
+            impls = bench.implementations(workload, self.inputs, only="arrjit")
+            self.compiled = impls["_compiled"]
+
+        def track_kernels(self, dtype):
             return len(self.compiled.lower(*self.inputs).kernels)
 
-        def track_compiles(self, peer, dtype):
-            if peer != "arrjit":
-                raise NotImplementedError("compile counts are arrjit's")
-            return self.compiled.cache_info().compiles + self.compiled.cache_info().disk_hits
+        def track_compiles(self, dtype):
+            info = self.compiled.cache_info()
+            return info.compiles + info.disk_hits
 
-    Workload.__name__ = "".join(c if c.isalnum() else "_" for c in workload.name).strip("_")
-    return Workload
+    name = "".join(c if c.isalnum() else "_" for c in workload.name).strip("_")
+    Workload.__name__ = name
+    Counts.__name__ = name + "_counts"
+    return Workload, Counts
 
 
 for _w in bench.WORKLOADS:
-    _cls = _make_class(_w)
-    globals()[_cls.__name__] = _cls
+    for _cls in _make_classes(_w):
+        globals()[_cls.__name__] = _cls
 del _w, _cls
