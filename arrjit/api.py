@@ -15,11 +15,10 @@ import functools
 import inspect
 import logging
 import time
-import warnings
 import weakref
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -27,6 +26,7 @@ from . import compile as compiler
 from . import errors, interpret
 from .config import config
 from .dtypes import Aval, check_supported
+from .explain import explain_miss
 from .fuse import partition as fuse_partition
 from .ir import Graph, format_graph
 from .plan import CompileStats, Plan, build_plan
@@ -118,11 +118,7 @@ def _leaf_aval(x: Any, name: str) -> Aval:
                 f"argument {name!r} of type {type(x).__name__} is not a valid jit argument: "
                 f"pass arrays, Python scalars or tuples/lists/dicts of them, or mark it static "
                 f"with static_argnames=({name.split('[')[0].split('.')[0]!r},)")
-    try:
-        dtype = check_supported(x.dtype, f"argument {name!r}")
-    except errors.UnsupportedDtypeError:
-        raise
-    return Aval(tuple(x.shape), dtype)
+    return Aval(tuple(x.shape), check_supported(x.dtype, f"argument {name!r}"))
 
 
 def _as_array(x: Any) -> np.ndarray:
@@ -398,7 +394,7 @@ class Jitted:
 
     def _miss(self, key, values: Sequence, leaves: list) -> _Entry:
         self._misses += 1
-        changes = self._explain(key)
+        explain_miss(self, key)
         entry = self._build(values, leaves)
         self._history.append(key)
         del self._history[:-64]
@@ -406,56 +402,6 @@ class Jitted:
         while len(self._cache) > max(1, config.max_signatures_per_function):
             self._cache.popitem(last=False)
         return entry
-
-    def _explain(self, key: tuple) -> list[str]:
-        """Why ``key`` missed, against the closest earlier signature; logs it and warns when
-        one function keeps re-tracing."""
-        if not self._history:
-            reasons = ["new function"] if not self._traces else ["cache was cleared"]
-        else:
-            candidates = [(_distance(old, key), old) for old in reversed(self._history)]
-            _, closest = min(candidates, key=lambda c: c[0])
-            reasons = list(self._differences(closest, key))
-            for reason in reasons:
-                self._changed[reason.split("'")[1] if "'" in reason else reason] += 1
-        if config.explain_cache_misses:
-            logger.warning("arrjit: cache miss for %s: %s", self._name, "; ".join(reasons))
-        if (not self._warned_retrace and self._traces + 1 >= config.retrace_warning_threshold
-                and self._changed):
-            self._warned_retrace = True
-            culprit, count = self._changed.most_common(1)[0]
-            warnings.warn(
-                f"arrjit: {self._name} has been traced for {self._traces + 1} different "
-                f"signatures; argument {culprit!r} changed {count} time(s) (latest: "
-                f"{'; '.join(reasons)}). Each new shape, dtype or static value re-traces. Pad "
-                f"inputs to a few fixed shapes, pass varying Python numbers as arrays, or stop "
-                f"marking {culprit!r} static.", RuntimeWarning, stacklevel=4)
-        return reasons
-
-    def _differences(self, old: tuple, new: tuple) -> Iterable[str]:
-        if len(old) != len(new):
-            yield "number of arguments changed"
-            return
-        for k, (a, b) in enumerate(zip(old, new)):
-            if a == b:
-                continue
-            name = self._param_names[k] if k < len(self._param_names) else f"arg{k}"
-            if k in self._static_positions:
-                yield f"static {name!r} {a[1]!r} -> {b[1]!r}"
-            elif _is_array_key(a) and _is_array_key(b):
-                yield _array_change(name, a, b)
-            elif isinstance(a, tuple) and isinstance(b, tuple) and len(a) == 2 and isinstance(
-                    a[0], TreeDef) and isinstance(b[0], TreeDef):
-                if a[0] != b[0]:
-                    yield f"argument {name!r} pytree structure changed: {a[0]} -> {b[0]}"
-                else:
-                    for j, (la, lb) in enumerate(zip(a[1], b[1])):
-                        if la != lb:
-                            yield (_array_change(f"{name}", la, lb, leaf=j)
-                                   if _is_array_key(la) and _is_array_key(lb)
-                                   else f"argument {name!r} leaf {j} {la} -> {lb}")
-            else:
-                yield f"argument {name!r} changed kind: {_short(a)} -> {_short(b)}"
 
     # -- introspection ------------------------------------------------------------------------
     def lower(self, *args, **kwargs) -> "Lowered":
@@ -558,32 +504,6 @@ def _hashable(v: Any) -> bool:
     except TypeError:
         return False
     return not isinstance(v, (np.ndarray, Tracer))
-
-
-def _is_array_key(part: Any) -> bool:
-    return (isinstance(part, tuple) and len(part) == 3 and isinstance(part[0], np.dtype)
-            and isinstance(part[1], tuple))
-
-
-def _array_change(name: str, a: tuple, b: tuple, leaf: int | None = None) -> str:
-    where = f"argument {name!r}" + (f" leaf {leaf}" if leaf is not None else "")
-    if a[0] != b[0]:
-        return f"{where} dtype {a[0].name} -> {b[0].name}"
-    if a[1] != b[1]:
-        return f"{where} shape {a[1]} -> {b[1]}"
-    return f"{where} memory layout or writability changed (flags {a[2]:#x} -> {b[2]:#x})"
-
-
-def _short(part: Any) -> str:
-    if _is_array_key(part):
-        return f"array {part[0].name}{list(part[1])}"
-    return repr(part)[:60]
-
-
-def _distance(old: tuple, new: tuple) -> int:
-    if len(old) != len(new):
-        return 10**6
-    return sum(a != b for a, b in zip(old, new))
 
 
 def _as_tuple(value, kind: type, what: str) -> tuple:

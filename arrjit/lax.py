@@ -19,7 +19,7 @@ import numpy as np
 from . import numpy as anp
 from . import primitives
 from .dtypes import Aval
-from .ir import Node, Op, make_params
+from .ir import Op
 from .trace import TraceContext, Tracer, current_trace, tracing
 from .tree import flatten_with_paths, unflatten
 
@@ -85,7 +85,7 @@ def switch(index, branches: Sequence[Callable], *operands):
         raise TypeError(f"lax.switch: the index must be an integer scalar, got {index.aval}")
     outs = [b(*operands) for b in branches]
     for k in range(1, n):
-        _check_same_structure("lax.switch", (f"branch 0", f"branch {k}"), outs[0], outs[k])
+        _check_same_structure("lax.switch", ("branch 0", f"branch {k}"), outs[0], outs[k])
     idx = anp.clip(index, 0, n - 1)
     leaves = [flatten_with_paths(o)[0] for o in outs]
     _, _, tree = flatten_with_paths(outs[0])

@@ -13,7 +13,6 @@ dtype('float32')
 from __future__ import annotations
 
 import builtins
-import functools
 import operator
 from typing import Any as _Any, Sequence as _Sequence
 

@@ -17,7 +17,7 @@ import numpy as np
 from . import errors
 from .dtypes import Aval, aval_of_python_scalar, check_supported, resolve_ufunc
 from .ir import Op, Var, ufunc_of
-from .trace import TraceContext, Tracer, current_trace
+from .trace import TraceContext, Tracer
 
 Operand = Any  # Tracer | np.ndarray | NumPy scalar | Python scalar
 

@@ -42,7 +42,7 @@ class ForiLoop:
         self.jf(self.jx).block_until_ready()
 
     def track_native_loop(self):
-        from arrjit.plan import LoopSegment
+        from arrjit.loops import LoopSegment
 
         segments = self.f.lower(self.x, STEPS)._entry.plan.segments
         return int(any(isinstance(s, LoopSegment) and s.native is not None for s in segments))

@@ -1,8 +1,6 @@
 """Shared test helpers: edge-case samples and NumPy comparisons."""
-import warnings
 
 import numpy as np
-import pytest
 
 ALL_DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
               "uint64", "float32", "float64"]

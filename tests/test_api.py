@@ -3,7 +3,6 @@ import collections
 import os
 import subprocess
 import sys
-import warnings
 
 import numpy as np
 import pytest

@@ -1,5 +1,4 @@
 """Backend tests: compiled results against NumPy, values and dtypes."""
-import itertools
 
 import numpy as np
 import pytest

@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 
-import arrjit
 import arrjit.numpy as anp
 from arrjit import errors, jit, lax, vmap
 
@@ -10,7 +9,7 @@ from helpers import assert_same
 
 
 def _loop_segments(f, *args):
-    from arrjit.plan import LoopSegment
+    from arrjit.loops import LoopSegment
 
     return [s for s in f.lower(*args)._entry.plan.segments if isinstance(s, LoopSegment)]
 

@@ -1,6 +1,5 @@
 """Donation and buffer planning: in-place reuse only when proven safe, low peak memory."""
 import tracemalloc
-import warnings
 
 import numpy as np
 import pytest

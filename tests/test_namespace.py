@@ -196,7 +196,6 @@ def test_every_public_function_is_in_the_table():
 
 
 def _inputs(dtype, three_d=False):
-    rng = np.random.default_rng(7)
     y = (W * 2).astype(dtype) if np.dtype(dtype).kind != "b" else W > 0.3
     if np.dtype(dtype).kind in "iu":
         y = (W * 4).astype(dtype) % 7
