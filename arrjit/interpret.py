@@ -35,7 +35,8 @@ def _arg_reduce(fn):
     return impl
 
 
-def _slice(x: np.ndarray, *, starts, steps, out_shape) -> np.ndarray:
+def slice_window(x: np.ndarray, *, starts, steps, out_shape) -> np.ndarray:
+    """``x`` viewed with ``out[i] = x[starts + steps * i]`` per dimension (a NumPy view)."""
     index = []
     for start, step, n in zip(starts, steps, out_shape):
         stop = start + step * n
@@ -51,7 +52,7 @@ IMPLS.update({
     Op.BROADCAST: lambda x, *, shape, out_shape: np.broadcast_to(x, shape),
     Op.TRANSPOSE: lambda x, *, perm, out_shape: np.transpose(x, perm),
     Op.RESHAPE: lambda x, *, shape, out_shape: np.reshape(x, shape),
-    Op.SLICE: _slice,
+    Op.SLICE: slice_window,
 })
 IMPLS.update({op: _reduce(op) for op in _REDUCERS})
 IMPLS.update({Op.ARGMAX: _arg_reduce(np.argmax), Op.ARGMIN: _arg_reduce(np.argmin)})

@@ -64,6 +64,10 @@ class NativeSegment:
     stats: "CompileStats"
     entry: Callable | None = None
 
+    @property
+    def sources(self) -> list[str]:
+        return [self.source]
+
     def _program_args(self, bufs: list) -> list:
         if len(self.calls) == 1:
             call = self.calls[0]
@@ -123,6 +127,7 @@ class LibrarySegment:
     in_slots: list[int]
     out_slot: int
     in_place_donor: int = -1
+    sources = ()  # NumPy code: nothing generated
 
     def compute(self, *operands: np.ndarray) -> np.ndarray:
         return self._call(operands, self.in_place_donor >= 0)
@@ -253,15 +258,15 @@ def make_runner(plan: Plan) -> Callable | None:
                     ns[f"P{k}_{j}"] = call.rendered.params
                     args.append(f"P{k}_{j}")
             lines.append(f"    entry{k}({', '.join(args)})")
-        elif hasattr(seg, "out_slots"):  # a loop: several results
+        elif isinstance(seg, LibrarySegment):
+            ns[f"seg{k}"] = seg
+            ins = ", ".join(names[s] for s in seg.in_slots)
+            lines.append(f"    {names[seg.out_slot]} = seg{k}.compute({ins})")
+        else:  # a loop: several results
             ns[f"seg{k}"] = seg
             ins = ", ".join(names[s] for s in seg.in_slots)
             outs = ", ".join(names[s] for s in seg.out_slots)
             lines.append(f"    {outs}, = seg{k}.compute({ins})")
-        else:
-            ns[f"seg{k}"] = seg
-            ins = ", ".join(names[s] for s in seg.in_slots)
-            lines.append(f"    {names[seg.out_slot]} = seg{k}.compute({ins})")
         for sl in mem.release:
             lines.append(f"    {names[sl]} = None")
     outs = []
@@ -346,11 +351,6 @@ def build_plan(graph: Graph, partition: Partition, *, donate: Sequence[int] = ()
     donated_inputs = {i: slot[o] for o, i in donations.outputs.items()}
     for k, i in donations.scatters.items():
         donated_inputs[i] = slot[steps[k].node.out]
-    sources = []
-    for seg in segments:
-        if isinstance(seg, NativeSegment):
-            sources.append(seg.source)
-        elif hasattr(seg, "cond_plan"):  # a loop
-            sources.extend(seg.sources)
+    sources = [text for seg in segments for text in seg.sources]
     return Plan(len(graph.inputs), constants, next_slot, segments, memory, outputs,
                 donated_inputs, sources, [s for s in steps if isinstance(s, Kernel)])

@@ -213,9 +213,9 @@ def bind_slice(x: Operand, starts: tuple[int, ...], steps: tuple[int, ...],
     """A strided window: out[i] = x[starts + steps * i], per dimension, with result ``shape``."""
     ctx = find_trace((x,))
     if ctx is None:
-        index = tuple(slice(s, s + st * n if s + st * n >= 0 else None, st)
-                      for s, st, n in zip(starts, steps, shape))
-        return np.asarray(x)[index]
+        from .interpret import slice_window
+
+        return slice_window(np.asarray(x), starts=starts, steps=steps, out_shape=shape)
     if shape == x.shape and all(s == 0 for s in starts) and all(st == 1 for st in steps):
         return x
     return _view(x, Op.SLICE, shape, starts=starts, steps=steps)
