@@ -24,7 +24,7 @@ CALLS = LIBRARY_CALLS | CONTROL_FLOW  # steps run outside fused loop nests
 
 # elementwise ops whose recomputation under a broadcast costs more than storing them
 COSTLY = frozenset({
-    Op.EXP, Op.LOG, Op.LOG1P, Op.EXPM1, Op.SQRT, Op.SIN, Op.COS, Op.TAN, Op.TANH, Op.SINH,
+    Op.EXP, Op.LOG, Op.LOG1P, Op.LOG2, Op.LOG10, Op.EXPM1, Op.SQRT, Op.SIN, Op.COS, Op.TAN, Op.TANH, Op.SINH,
     Op.COSH, Op.ARCSIN, Op.ARCCOS, Op.ARCTAN, Op.ARCTAN2, Op.POW, Op.DIV, Op.FLOORDIV, Op.MOD,
 })
 
@@ -85,6 +85,7 @@ class Store:
     buffer: int             # index into Kernel.writes
     value: str
     access: Affine
+    stage: int = 0          # row kernels: the pass (inner store) or the gap before it (outer)
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class Reduce:
     value: str
     dtype: np.dtype         # the input's dtype (the result dtype for all but arg-reductions)
     acc_dtype: np.dtype     # accumulator dtype (float64 when summing float32)
+    stage: int = 0          # the pass over the reduced loops that accumulates it
 
 
 Stmt = Union[Load, Const, Compute]
@@ -106,8 +108,14 @@ Stmt = Union[Load, Const, Compute]
 class Kernel:
     """A loop nest over ``sizes`` (dimensions already merged where the accesses allow).
 
-    In a reduction kernel the first ``n_outer`` loops run over the output and the rest over
-    the reduced dimensions; ``stores`` then happen after the inner loops."""
+    In a reduction kernel ("row kernel") the first ``n_outer`` loops run over the output and
+    the rest over the reduced dimensions, in one or more passes per output position: pass
+    ``s`` accumulates the reductions of stage ``s`` and stores the elementwise values of stage
+    ``s``; values of the outer loops (a reduction's result and what is computed from it: the
+    epilogue) exist from the gap after their pass on. ``stages[k]`` places ``stmts[k]``: in
+    pass ``stage`` when it depends on the reduced loops, else in the gap before pass
+    ``stage`` (``passes`` is the gap after the last pass). Softmax is one kernel of three
+    passes: max, sum of exp, then the stores of exp / sum."""
 
     sizes: tuple[int, ...]
     reads: tuple[Var, ...]
@@ -116,6 +124,8 @@ class Kernel:
     stores: tuple[Store, ...]
     n_outer: int | None = None       # None: no reduction (stores in the innermost loop)
     reductions: tuple[Reduce, ...] = ()
+    stages: tuple[int, ...] = ()     # per stmt: the pass it was built for; empty: all 0
+    passes: int = 1
 
     @property
     def elements(self) -> int:
@@ -210,8 +220,13 @@ class _Fuser:
     # -- ordering stored values into steps ---------------------------------------------------
     def levels(self) -> dict[Var, int]:
         """Step level of each stored value. A value read only elementwise (same index) by a
-        value of the same shape can share its loop nest; any other read needs a later step."""
+        value of the same shape can share its loop nest; so can a value that reads, row by
+        row, a reduction over trailing axes of its own shape (a later pass of one row
+        kernel, see ``_join_row``); any other read needs a later step."""
         level: dict[Var, int] = {}
+        self.row_domain: dict[Var, tuple[tuple[int, ...], int]] = {}
+        self.stage: dict[Var, int] = {}   # row members: pass (reductions, elementwise) or gap
+        self.ready: dict[Var, int] = {}   # row-level members: the first pass that may use them
         for v in self.graph.inputs:
             level[v] = -1
         for n in self.graph.nodes:
@@ -223,76 +238,181 @@ class _Fuser:
             elif n.op in CALLS:
                 for out in n.outs:
                     level[out] = max((level[i] for i in n.inputs), default=-1) + 1
-            elif n.op in REDUCTIONS:
-                level[v] = max((level[d] + 1 for d, _ in self._stored_dependencies(v)),
-                               default=0)
             else:
                 deps = self._stored_dependencies(v)
-                lv = 0
-                for dep, same_index in deps:
-                    dep_node = self.producer.get(dep)
-                    shares_loop = (same_index and dep.shape == v.shape and dep_node is not None
-                                   and dep_node.op in ELEMENTWISE | VIEWS)
-                    bump = 0 if shares_loop else 1
-                    lv = max(lv, level[dep] + bump)
-                level[v] = lv
+                level[v] = self._join_row(v, n, deps, level)
+                if level[v] is None:
+                    level[v] = self._separate_level(v, n, deps, level)
         return level
 
-    def _stored_dependencies(self, var: Var) -> list[tuple[Var, bool]]:
-        """Stored values that ``var``'s expression reads, and whether each is read at the same
-        index (through elementwise nodes only)."""
-        found: list[tuple[Var, bool]] = []
+    def _separate_level(self, v: Var, n: Node, deps, level) -> int:
+        if n.op in REDUCTIONS:
+            lv = max((level[d] + 1 for d, _ in deps), default=0)
+            domain = _row_domain(n)
+            if domain is not None:                  # starts a row kernel
+                self.row_domain[v], self.stage[v], self.ready[v] = domain, 0, 1
+            return lv
+        lv = 0
+        for dep, tag in deps:
+            dep_node = self.producer.get(dep)
+            shares_loop = (tag == "same" and dep.shape == v.shape and dep_node is not None
+                           and dep_node.op in ELEMENTWISE | VIEWS)
+            lv = max(lv, level[dep] + (0 if shares_loop else 1))
+        return lv
+
+    def _join_row(self, v: Var, n: Node, deps, level) -> int | None:
+        """Place ``v`` in the row kernel of a reduction it reads row by row, when every other
+        stored value it reads comes from an earlier step. Returns its level, or None."""
+        candidates: dict[tuple, list[tuple[Var, str]]] = {}
+        for dep, tag in deps:
+            domain = self.row_domain.get(dep)
+            if domain is not None and dep in self.ready and self._row_read(v, n, tag, domain):
+                candidates.setdefault(domain, []).append((dep, tag))
+        if not candidates:
+            return None
+        domain, pairs = max(candidates.items(),
+                            key=lambda kv: max(level[d] for d, _ in kv[1]))
+        lv = max(level[d] for d, _ in pairs)
+        joined = [(d, t) for d, t in pairs if level[d] == lv]
+        # every other read (including another read of a joined value) is from memory, so it
+        # must come from an earlier step
+        if any(level[d] + 1 > lv for d, t in deps if (d, t) not in joined):
+            return None
+        same_step = [d for d, _ in joined]
+        ready = max(self.ready[d] for d in same_step)
+        self.row_domain[v] = domain
+        self.stage[v] = ready
+        if n.op in REDUCTIONS:
+            self.ready[v] = ready + 1
+        elif v.shape != domain[0]:            # a row-level value: computed between passes
+            self.ready[v] = ready
+        return lv
+
+    def _row_read(self, v: Var, n: Node, tag: str, domain) -> bool:
+        """Whether ``v`` can read a row-level member of ``domain`` (a reduction or a value
+        computed from reductions) in the same row kernel."""
+        shape, kept = domain
+        if n.op in REDUCTIONS:
+            return tag == "row" and kept > 0 and _row_domain(n) == domain
+        if v.shape == shape:
+            return tag == "row" and kept > 0
+        return tag == "same" and _same_ignoring_ones(v.shape, shape[:kept])
+
+    def _stored_dependencies(self, var: Var) -> list[tuple[Var, str]]:
+        """Stored values that ``var``'s expression reads, each with how it is read: "same"
+        (at the same index, through elementwise nodes), "row" (at the leading indices only,
+        broadcast along trailing dimensions) or "other"."""
+        found: list[tuple[Var, str]] = []
         node = self.producer[var]
-        stack = [(inp, node.op in ELEMENTWISE) for inp in node.inputs]
+        start = "same" if node.op in ELEMENTWISE | REDUCTIONS else "other"
+        stack = [(inp, start) for inp in node.inputs]
         seen = set()
         while stack:
-            v, same = stack.pop()
-            if (v, same) in seen:
+            v, tag = stack.pop()
+            if (v, tag) in seen:
                 continue
-            seen.add((v, same))
+            seen.add((v, tag))
             if v in self.stored:
-                found.append((v, same))
+                found.append((v, tag))
                 continue
             node = self.producer[v]
-            same_next = same and node.op in ELEMENTWISE
-            stack.extend((i, same_next) for i in node.inputs)
+            stack.extend((i, _read_through(node, tag)) for i in node.inputs)
         return found
+
+    def _group_key(self, v: Var, level: dict[Var, int]) -> tuple:
+        n = self.producer[v]
+        if v in self.row_domain:
+            return (level[v], "row", self.row_domain[v])
+        if n.op in REDUCTIONS:
+            return (level[v], "reduce", n.inputs[0].shape, n.param["axes"])
+        return (level[v], v.shape)
+
+    def _drop_row_local(self, level: dict[Var, int]) -> None:
+        """Row-level values read only inside their own row kernel need no buffer."""
+        readers: dict[Var, set] = {}
+        for v in self.graph.outputs:
+            readers.setdefault(v, set()).add("output")
+        for n in self.graph.nodes:
+            if n.op in CALLS:
+                for i in n.inputs:
+                    readers.setdefault(i, set()).add("call")
+            elif n.out in self.stored and n.op is not Op.CONST:
+                key = self._group_key(n.out, level)
+                for dep, _ in self._stored_dependencies(n.out):
+                    readers.setdefault(dep, set()).add(key)
+        for v in list(self.row_domain):
+            if v in self.ready and readers.get(v, set()) <= {self._group_key(v, level)}:
+                self.stored.discard(v)
 
     def partition(self) -> Partition:
         self.choose_stored()
         level = self.levels()
-        groups: dict[tuple[int, tuple[int, ...]], list[Var]] = {}
+        keys = {n.out: self._group_key(n.out, level) for n in self.graph.nodes
+                if n.out in self.stored and n.op is not Op.CONST and n.op not in CALLS}
+        self._drop_row_local(level)
+        groups: dict[tuple, list[Var]] = {}
         library: list[tuple[int, Node]] = []
         for n in self.graph.nodes:
             v = n.out
-            if v not in self.stored or n.op is Op.CONST:
-                continue
-            if n.op in CALLS:
+            if n.op in CALLS and v in self.stored:
                 library.append((level[v], n))
-            elif n.op in REDUCTIONS:
-                src = n.inputs[0]
-                groups.setdefault((level[v], "reduce", src.shape, n.param["axes"]),
-                                  []).append(v)
-            else:
-                groups.setdefault((level[v], v.shape), []).append(v)
+            elif v in keys:
+                groups.setdefault(keys[v], []).append(v)
         steps: list[tuple[int, int, Step]] = []
         for lv, node in library:
             steps.append((lv, 0, LibraryCall(node)))
         for key, members in groups.items():
-            steps.append((key[0], 1, _KernelBuilder(self, members).build()))
+            domain = key[2] if key[1] == "row" else None
+            steps.append((key[0], 1, _KernelBuilder(self, members, domain).build()))
         steps.sort(key=lambda item: (item[0], item[1]))
         return Partition(tuple(s for _, _, s in steps), frozenset(self.stored))
 
 
-class _KernelBuilder:
-    """Builds one Kernel: walks each member's expression with composed index maps."""
+def _same_ignoring_ones(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    return [d for d in a if d != 1] == [d for d in b if d != 1]
 
-    def __init__(self, fuser: _Fuser, members: list[Var]):
+
+def _row_domain(node: Node) -> tuple[tuple[int, ...], int] | None:
+    """(source shape, number of kept leading dimensions) of a reduction over trailing axes."""
+    src, axes = node.inputs[0], tuple(node.param["axes"])
+    if axes and axes == tuple(range(src.ndim - len(axes), src.ndim)):
+        return src.shape, src.ndim - len(axes)
+    return None
+
+
+def _read_through(node: Node, tag: str) -> str:
+    """How a node's input is read, given how the node's output is read."""
+    if node.op in ELEMENTWISE:
+        return tag
+    if node.op is Op.RESHAPE and _is_trivial_reshape(node.inputs[0].shape, node.out.shape):
+        return tag
+    if node.op is Op.BROADCAST and tag in ("same", "row"):
+        src, out = node.inputs[0].shape, node.out.shape
+        if len(src) == 0:
+            return "row"
+        if len(src) == len(out):
+            j = next((k for k, (a, b) in enumerate(zip(src, out)) if a != b), len(src))
+            if all(d == 1 for d in src[j:]):
+                return "row"
+    return "other"
+
+
+class _KernelBuilder:
+    """Builds one Kernel: walks each member's expression with composed index maps.
+
+    For a reduction kernel the members are built pass by pass (``fuser.stage``); a
+    reduction member read inside the kernel is its accumulator, not a load."""
+
+    def __init__(self, fuser: _Fuser, members: list[Var],
+                 row_domain: tuple[tuple[int, ...], int] | None = None):
         self.fuser = fuser
         self.members = members
         first = fuser.producer[members[0]]
-        self.reducing = first.op in REDUCTIONS
-        if self.reducing:
+        self.reducing = row_domain is not None or first.op in REDUCTIONS
+        if row_domain is not None:
+            self.domain, self.n_outer = row_domain
+            self.loop_dims = list(range(len(self.domain)))
+        elif self.reducing:
             src, axes = first.inputs[0], first.param["axes"]
             kept = [d for d in range(src.ndim) if d not in axes]
             self.loop_dims = kept + list(axes)   # loop j runs over input dimension loop_dims[j]
@@ -303,37 +423,70 @@ class _KernelBuilder:
             self.n_outer = None
         self.nloops = len(self.domain)
         self.identity = _identity_map(self.domain)
+        self.outer_identity = self.identity[:self.n_outer or 0]
         self.member_set = set(members)
         self.stmts: list[Stmt] = []
+        self.stmt_stage: list[int] = []
+        self.inner: set[str] = set()       # names that depend on the reduced loops
         self.memo: dict[tuple, str] = {}
         self.reads: dict[Var, int] = {}
+        self.current = 0
+        self.results: dict[Var, str] = {}  # reduction member -> its value after its pass
 
     def _fresh(self) -> str:
         return f"v{len(self.stmts)}"
 
+    def _stage(self, v: Var) -> int:
+        return self.fuser.stage.get(v, 0) if self.reducing else 0
+
     def build(self) -> Kernel:
-        stores = []
-        reductions = []
-        for k, v in enumerate(self.members):
-            if self.reducing:
-                reduce, out_map = self._reduction(v, k)
+        stores, reductions = [], []
+        writes = [v for v in self.members if v in self.fuser.stored]
+        slot = {v: k for k, v in enumerate(writes)}
+        order = sorted(range(len(self.members)), key=lambda k: self._stage(self.members[k]))
+        for k in order:
+            v = self.members[k]
+            self._enter(self._stage(v))
+            node = self.fuser.producer[v]
+            if node.op in REDUCTIONS:
+                reduce = self._reduction(v, len(reductions))
                 reductions.append(reduce)
-                stores.append(Store(k, reduce.name, self._flat_access(v, out_map, flat=False)))
-            else:
-                name = self.value(v, self.identity, flat=False, root=True)
-                stores.append(Store(k, name, self._flat_access(v, self.identity, flat=False)))
+                if v in slot:
+                    stores.append(Store(slot[v], self._result(v), self._flat_access(
+                        v, self.outer_identity, flat=False), reduce.stage + 1))
+            elif v in slot:
+                name = self.value(v, self.identity if v.shape == self.domain or not
+                                  self.reducing else self._row_map(v), flat=False, root=True)
+                access = (self._flat_access(v, self.identity, flat=False)
+                          if v.shape == self.domain or not self.reducing else
+                          self._flat_access(v, self._row_map(v), flat=False))
+                stores.append(Store(slot[v], name, access, self._stage(v)))
         loads = [s for s in self.stmts if isinstance(s, Load)]
         accesses = [s.access for s in loads] + [s.access for s in stores]
         sizes, merged, n_outer = merge_loops(self.domain, accesses, self.n_outer)
         remap = dict(zip(accesses, merged))
         stmts = tuple(Load(s.name, s.buffer, remap[s.access]) if isinstance(s, Load) else s
                       for s in self.stmts)
-        stores = tuple(Store(s.buffer, s.value, remap[s.access]) for s in stores)
+        stores = tuple(Store(s.buffer, s.value, remap[s.access], s.stage) for s in stores)
         reads = tuple(sorted(self.reads, key=self.reads.get))
-        return Kernel(sizes, reads, tuple(self.members), stmts, stores, n_outer,
-                      tuple(reductions))
+        passes = 1 + max([r.stage for r in reductions] +
+                         [s.stage for s in stores if s.value in self.inner], default=0)
+        return Kernel(sizes, reads, tuple(writes), stmts, stores, n_outer, tuple(reductions),
+                      tuple(self.stmt_stage), passes)
 
-    def _reduction(self, var: Var, k: int) -> tuple[Reduce, tuple[Affine, ...]]:
+    def _enter(self, stage: int) -> None:
+        """Start building pass ``stage``: values of earlier passes' inner loops are gone."""
+        if stage != self.current:
+            self.current = stage
+            self.memo = {k: v for k, v in self.memo.items() if v not in self.inner}
+
+    def _row_map(self, var: Var) -> tuple[Affine, ...]:
+        """The index map of a row-level value (the kept shape, possibly with unit dims)."""
+        it = iter(self.outer_identity)
+        zero = Affine(0, (0,) * self.nloops)
+        return tuple(zero if d == 1 else next(it) for d in var.shape)
+
+    def _reduction(self, var: Var, k: int) -> Reduce:
         node = self.fuser.producer[var]
         src = node.inputs[0]
         position = {d: j for j, d in enumerate(self.loop_dims)}
@@ -341,9 +494,15 @@ class _KernelBuilder:
         value = self.value(src, src_map, flat=False)
         acc = np.dtype(np.float64) if (node.op in (Op.REDUCE_SUM, Op.REDUCE_PROD) and
                                        src.dtype == np.float32) else src.dtype
-        reduce = Reduce(f"acc{k}", node.op, value, src.dtype, acc)
-        out_map = tuple(self.identity[j] for j in range(self.n_outer))
-        return reduce, out_map
+        reduce = Reduce(f"acc{k}", node.op, value, src.dtype, acc, self._stage(var))
+        self.results[var] = reduce.name
+        if acc != var.dtype:   # the value NumPy returns has the output dtype
+            cast = Compute(self._fresh(), Op.CAST, (reduce.name,), var.dtype, (acc,), ())
+            self.results[var] = self._emit(cast, stage=reduce.stage + 1)
+        return reduce
+
+    def _result(self, var: Var) -> str:
+        return self.results[var]
 
     def _flat_access(self, var: Var, imap: tuple[Affine, ...], flat: bool) -> Affine:
         if flat or var.ndim == 0:
@@ -358,8 +517,14 @@ class _KernelBuilder:
         if key in self.memo:
             return self.memo[key]
         node = self.fuser.producer.get(var)
-        is_member_here = var in self.member_set and imap == self.identity and not flat
-        if node is not None and node.op is Op.CONST and var.ndim == 0:
+        # a member of this kernel is computed here at whatever index it is read (its buffer
+        # may not be written yet)
+        is_member_here = var in self.member_set and not flat
+        if var in self.results:
+            assert all(a == b or n == 1 for a, b, n in zip(imap, self.outer_identity, var.shape)
+                       ), "a reduction read off its row"
+            name = self.results[var]
+        elif node is not None and node.op is Op.CONST and var.ndim == 0:
             name = self._emit(Const(self._fresh(), node.param["value"].array.item(), var.dtype))
         elif var in self.fuser.stored and not (root or is_member_here):
             idx = self.reads.setdefault(var, len(self.reads))
@@ -369,8 +534,15 @@ class _KernelBuilder:
         self.memo[key] = name
         return name
 
-    def _emit(self, stmt: Stmt) -> str:
+    def _emit(self, stmt: Stmt, stage: int | None = None) -> str:
         self.stmts.append(stmt)
+        self.stmt_stage.append(self.current if stage is None else stage)
+        outer = self.n_outer or 0
+        if isinstance(stmt, Load):
+            if any(c != 0 for c in stmt.access.coefs[outer:]) and self.reducing:
+                self.inner.add(stmt.name)
+        elif isinstance(stmt, Compute) and any(a in self.inner for a in stmt.args):
+            self.inner.add(stmt.name)
         return stmt.name
 
     def _compute(self, node: Node, imap: tuple[Affine, ...], flat: bool) -> str:

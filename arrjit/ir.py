@@ -37,6 +37,8 @@ class Op(enum.Enum):
     EXP = "exp"
     LOG = "log"
     LOG1P = "log1p"
+    LOG2 = "log2"
+    LOG10 = "log10"
     EXPM1 = "expm1"
     SQRT = "sqrt"
     SQUARE = "square"
@@ -115,7 +117,7 @@ class Op(enum.Enum):
 
 
 UNARY = frozenset({
-    Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.LOG, Op.LOG1P, Op.EXPM1, Op.SQRT, Op.SQUARE, Op.SIN,
+    Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.LOG, Op.LOG1P, Op.LOG2, Op.LOG10, Op.EXPM1, Op.SQRT, Op.SQUARE, Op.SIN,
     Op.COS, Op.TAN, Op.TANH, Op.SINH, Op.COSH, Op.ARCSIN, Op.ARCCOS, Op.ARCTAN, Op.FLOOR,
     Op.CEIL, Op.RINT, Op.LOGICAL_NOT, Op.INVERT, Op.ISNAN, Op.ISINF, Op.ISFINITE,
 })

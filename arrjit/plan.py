@@ -47,6 +47,9 @@ class KernelCall:
     rendered: cpu.RenderedKernel
     slots: list[int]        # write slots then read slots
     entry: Callable | None = None
+    split: bool = False     # a full reduction run as per-thread partials, then combined
+    part: Callable | None = None
+    finish: Callable | None = None
 
     @property
     def extent(self) -> int:
@@ -82,6 +85,32 @@ class NativeSegment:
             for call in self.calls:
                 kargs = [bufs[s] for s in call.slots] + [call.rendered.params, 0, 1]
                 call.entry = self._compile(loaded, call.rendered.name, kargs)
+                if call.split:
+                    self._compile_split(loaded, call, bufs)
+
+    def _compile_split(self, loaded, call: KernelCall, bufs: list) -> None:
+        n_writes = len(call.kernel.writes)
+        writes = [bufs[s] for s in call.slots[:n_writes]]
+        reads = [bufs[s] for s in call.slots[n_writes:]]
+        parts = _partials(call.kernel, 1)
+        name, params = call.rendered.name, call.rendered.params
+        call.part = self._compile(loaded, name + "_part", parts + reads + [params, 0, 1, 0])
+        call.finish = self._compile(loaded, name + "_finish",
+                                    writes + reads + parts + [params, 1])
+
+    def _run_split(self, call: KernelCall, bufs: list, chunks: int) -> None:
+        n_writes = len(call.kernel.writes)
+        writes = [bufs[s] for s in call.slots[:n_writes]]
+        reads = [bufs[s] for s in call.slots[n_writes:]]
+        parts = _partials(call.kernel, chunks)
+        params, extent = call.rendered.params, call.extent
+        bounds = [extent * t // chunks for t in range(chunks + 1)]
+        futures = [_thread_pool().submit(call.part, *parts, *reads, params, bounds[t],
+                                         bounds[t + 1], t) for t in range(1, chunks)]
+        call.part(*parts, *reads, params, bounds[0], bounds[1], 0)
+        for f in futures:
+            f.result()
+        call.finish(*writes, *reads, *parts, params, chunks)
 
     def _compile(self, loaded, name: str, args: list) -> Callable:
         t0 = time.perf_counter()
@@ -105,6 +134,9 @@ class NativeSegment:
         for call in self.calls:
             args = [bufs[s] for s in call.slots] + [call.rendered.params]
             extent = call.extent
+            if call.split and extent >= 2:
+                self._run_split(call, bufs, min(threads, extent))
+                continue
             if (not call.kernel.splittable or call.kernel.elements < config.parallel_threshold
                     or extent < 2):
                 call.entry(*args, 0, extent)
@@ -116,6 +148,11 @@ class NativeSegment:
             call.entry(*args, bounds[0], bounds[1])
             for f in futures:
                 f.result()
+
+
+def _partials(kernel: Kernel, count: int) -> list[np.ndarray]:
+    """One array of ``count`` partial accumulators per reduction of a split kernel."""
+    return [np.empty(count, r.acc_dtype) for r in kernel.reductions]
 
 
 @dataclass
@@ -312,10 +349,14 @@ def build_plan(graph: Graph, partition: Partition, *, donate: Sequence[int] = ()
         if not pending:
             return
         rendered = [c.rendered for c in pending]
-        source, slots = cpu.render_module(rendered, [c.slots for c in pending],
-                                          [bool(c.kernel.sizes) for c in pending])
         parallel = thread_count() > 1 and any(
             c.kernel.elements >= config.parallel_threshold for c in pending)
+        for c in pending:
+            c.split = (parallel and c.kernel.elements >= config.parallel_threshold
+                       and cpu.can_split(c.kernel))
+        extra = tuple(cpu.render_split(c.kernel, c.rendered.name) for c in pending if c.split)
+        source, slots = cpu.render_module(rendered, [c.slots for c in pending],
+                                          [bool(c.kernel.sizes) for c in pending], extra)
         segments.append(NativeSegment(list(pending), source, slots, parallel, stats))
         segment_steps.append([c.kernel for c in pending])
         pending.clear()

@@ -40,7 +40,8 @@ def fold_and_cse(graph: Graph) -> Graph:
         if node.extra:  # several outputs: kept as they are
             nodes.append(node)
             continue
-        node = _collapse_views(node, nodes_by_out={n.out: n for n in nodes})
+        by_out = {n.out: n for n in nodes}
+        node = _square_for_power_two(_collapse_views(node, by_out), by_out, constants)
         if node.op is Op.CONST:
             constants[node.out] = node.param["value"].array
         elif (node.op in ELEMENTWISE and node.out.aval.size <= FOLD_MAX_SIZE
@@ -71,6 +72,23 @@ def _collapse_views(node: Node, nodes_by_out: dict[Var, Node]) -> Node:
     inner, outer = src.param["perm"], node.param["perm"]
     perm = tuple(inner[p] for p in outer)
     return Node(Op.TRANSPOSE, src.inputs, node.out, make_params(perm=perm))
+
+
+def _square_for_power_two(node: Node, nodes_by_out: dict[Var, Node],
+                          constants: dict[Var, np.ndarray]) -> Node:
+    """``x ** 2`` -> ``square(x)``: the same correctly rounded value, without a ``pow`` call
+    (which no vector unit has)."""
+    if node.op is not Op.POW or node.inputs[0].dtype != node.out.dtype:
+        return node
+    exponent = node.inputs[1]
+    producer = nodes_by_out.get(exponent)
+    while producer is not None and producer.op is Op.BROADCAST:
+        exponent = producer.inputs[0]
+        producer = nodes_by_out.get(exponent)
+    value = constants.get(exponent)
+    if value is None or value.size != 1 or value.reshape(()).item() != 2:
+        return node
+    return Node(Op.SQUARE, (node.inputs[0],), node.out)
 
 
 def eliminate_dead_code(graph: Graph) -> Graph:

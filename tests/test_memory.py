@@ -126,7 +126,13 @@ def test_intermediate_buffers_are_reused_and_released():
     allocs = [a for m in plan.memory for a in m.allocs]
     fresh = [a for a in allocs if a.reuse < 0 and a.donor < 0]
     assert len(allocs) >= 5 and len(fresh) <= 2, allocs
-    assert_same(f(x), five_stage_numpy(x))
+    _close_to_numpy_sin(f(x), five_stage_numpy(x))
+
+
+def _close_to_numpy_sin(out, ref):
+    """arrjit's sin is within a few ULP of NumPy's; five chained stages amplify that."""
+    assert out.dtype == ref.dtype and out.shape == ref.shape
+    np.testing.assert_allclose(out, ref, rtol=1e-12, atol=1e-13)
 
 
 def five_stage_numpy(x):
@@ -154,7 +160,7 @@ def test_peak_memory_of_an_unfusable_pipeline_stays_near_the_minimum():
     nbytes = x.nbytes
     # output + the largest live intermediates (a sort result and one kernel buffer) + 10%
     assert peak <= 3 * nbytes * 1.1, (peak / nbytes)
-    assert_same(out, five_stage_numpy(x))
+    _close_to_numpy_sin(out, five_stage_numpy(x))
 
 
 def test_donation_removes_the_extra_peak():

@@ -1,0 +1,123 @@
+"""The fusion planner: kernel counts of the patterns people jit, row kernels (several passes
+per row), reduction epilogues, and full reductions split into per-thread partials."""
+import numpy as np
+import pytest
+
+import arrjit
+import arrjit.numpy as anp
+from arrjit.bench import layernorm, logsumexp, softmax
+from arrjit.ir import Op
+from arrjit.simplify import simplify
+
+from helpers import assert_same
+
+
+def kernels(fn, *args):
+    return arrjit.jit(fn).lower(*args).kernels
+
+
+def test_kernel_counts_of_the_target_workloads():
+    x = np.random.rand(64, 32)
+    a, b, c, d, e = (np.random.rand(1000) for _ in range(5))
+    w, bias = np.random.rand(32, 16), np.random.rand(16)
+    assert len(kernels(lambda x: softmax(anp, x), x)) == 1
+    assert len(kernels(lambda x: layernorm(anp, x), x)) == 1
+    assert len(kernels(lambda x: logsumexp(anp, x), x)) == 1
+    assert len(kernels(lambda a, b, c, d, e: a * b + c * d - e, a, b, c, d, e)) == 1
+    assert len(kernels(lambda a, b: (a * b).sum(), a, b)) == 1
+    assert len(kernels(lambda a: anp.mean(a), a)) == 1            # sum, then / n: epilogue
+    lowered = arrjit.jit(lambda x, w, b: anp.maximum(x @ w + b, 0.0)).lower(x, w, bias)
+    assert len(lowered.kernels) <= 1 and "matmul" in lowered.as_text()
+
+
+def test_softmax_is_one_kernel_of_three_passes_per_row():
+    x = np.random.rand(8, 5).astype(np.float32)
+    source = arrjit.jit(lambda x: softmax(anp, x)).lower(x).as_text()
+    kernel = source[source.index("def kernel_"):]
+    assert kernel.count("for i1 in") == 3 and kernel.count("for i0 in") == 1
+
+
+ROW_PROGRAMS = {
+    "softmax": lambda ns, x: softmax(ns, x),
+    "layernorm": lambda ns, x: layernorm(ns, x),
+    "logsumexp": lambda ns, x: logsumexp(ns, x),
+    "normalise rows and return the stats": lambda ns, x: (
+        x / ns.sum(x, axis=-1, keepdims=True), ns.sum(x, axis=-1), ns.max(x, axis=-1) * 2),
+    "centre by the mean of the last two axes": lambda ns, x: (
+        x - ns.mean(x, axis=(-2, -1), keepdims=True)),
+    "argmax epilogue": lambda ns, x: ns.argmax(x, axis=-1) + 1,
+    "variance then std": lambda ns, x: ns.sqrt(ns.var(x, axis=-1)) + ns.std(x, axis=-1),
+    "a returned row value also read by a later pass": lambda ns, x: (
+        ns.mean(x, axis=-1, keepdims=True), x - ns.mean(x, axis=-1, keepdims=True)),
+    "two reductions of one pass": lambda ns, x: (
+        x * ns.min(x, axis=-1, keepdims=True) / ns.max(x, axis=-1, keepdims=True)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROW_PROGRAMS))
+@pytest.mark.parametrize("shape", [(3, 4, 7), (1, 1, 1), (2, 1, 300)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_row_kernels_match_numpy(name, shape, dtype):
+    fn = ROW_PROGRAMS[name]
+    x = (np.random.default_rng(1).standard_normal(shape) * 3).astype(dtype)
+    x.flat[5 % x.size] = np.nan if x.size > 20 else x.flat[0]   # a NaN row propagates
+    jitted = arrjit.jit(lambda x: fn(anp, x))
+    out, ref = jitted(x), fn(np, x)
+    for o, r in zip(out if isinstance(out, tuple) else (out,),
+                    ref if isinstance(ref, tuple) else (ref,)):
+        assert_same(o, r, rtol=1e-12 if dtype == np.float64 else 3e-6)
+    if 1 not in shape:  # reductions over unit axes simplify to other nodes
+        assert len(jitted.lower(x).kernels) == 1
+
+
+def test_a_reduction_also_needed_elsewhere_is_stored_and_reused():
+    x = np.random.rand(6, 9)
+    f = arrjit.jit(lambda x: (x - x.max(axis=1, keepdims=True), anp.sort(x.max(axis=1))))
+    out = f(x)
+    assert_same(out[0], x - x.max(axis=1, keepdims=True))
+    assert_same(out[1], np.sort(x.max(axis=1)))
+
+
+def test_power_of_two_becomes_square():
+    x = np.random.rand(5) - 0.5
+    graph = simplify(arrjit.make_graph(lambda x: x ** 2)(x))
+    assert [n.op for n in graph.nodes] == [Op.SQUARE]
+    assert_same(arrjit.jit(lambda x: x ** 2)(x), x ** 2)
+
+
+@pytest.fixture
+def split_small_reductions():
+    arrjit.config.update("parallel_threshold", 1000)
+    arrjit.config.update("num_threads", 2)
+    yield
+    arrjit.config.update("parallel_threshold", 1 << 17)
+    arrjit.config.update("num_threads", 0)
+
+
+SPLIT_PROGRAMS = {
+    "sum": lambda ns, a: ns.sum(a * 2.0),
+    "sum float32": lambda ns, a: ns.sum(a.astype(np.float32)),
+    "mean": lambda ns, a: ns.mean(a),
+    "max": lambda ns, a: ns.max(a - 1.0),
+    "min 2-D": lambda ns, a: ns.min(a.reshape(50, -1).T),
+    "prod": lambda ns, a: ns.prod(1.0 + a * 1e-4),
+    "any / all": lambda ns, a: (ns.any(a > 0.999), ns.all(a > 0.5)),
+    "integer max": lambda ns, a: ns.max((a * 1000).astype(np.int64)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPLIT_PROGRAMS))
+def test_full_reductions_split_into_per_thread_partials(split_small_reductions, name):
+    fn = SPLIT_PROGRAMS[name]
+    a = np.random.default_rng(2).random(5000)
+    jitted = arrjit.jit(lambda a: fn(anp, a))
+    out, ref = jitted(a), fn(np, a)
+    for o, r in zip(out if isinstance(out, tuple) else (out,),
+                    ref if isinstance(ref, tuple) else (ref,)):
+        assert_same(o, r, rtol=1e-12 if np.asarray(r).dtype == np.float64 else 1e-6)
+    plan = jitted.lower(a)._entry.plan
+    assert [c.split for seg in plan.segments for c in seg.calls] == [True]
+    with_nan = a.copy()
+    with_nan[4321] = np.nan
+    if name not in ("any / all", "integer max"):
+        assert np.isnan(jitted(with_nan))
