@@ -86,6 +86,7 @@ class _Entry:
     out_tree: TreeDef
     convert: tuple[int, ...]   # leaves that must become C-contiguous arrays first
     single_output: bool = False
+    run: Callable | None = None  # the plan's generated runner, for the fast hit path
 
 
 _all_jitted: "weakref.WeakSet[Jitted]" = weakref.WeakSet()
@@ -171,6 +172,8 @@ class Jitted:
         self._warned_retrace = False
         self._hits = self._misses = self._traces = 0
         self._stats = CompileStats()
+        self._fast_hit = _make_fast_hit(self) if (
+            simple and not self._static_positions and 0 < self._fast_arity <= 16) else None
         _all_jitted.add(self)
 
     # -- decoration-time checks -----------------------------------------------------------------
@@ -208,6 +211,10 @@ class Jitted:
 
     # -- the call path --------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if self._fast_hit is not None and not kwargs and len(args) == self._fast_arity:
+            out = self._fast_hit(args)
+            if out is not _NOT_FAST:
+                return out
         if current_trace() is not None:
             return self._fun(*args, **kwargs)  # jit inside jit: trace through
         values = args if (not kwargs and len(args) == self._fast_arity) else self._bind(args,
@@ -227,6 +234,8 @@ class Jitted:
             outs = interpret.evaluate(entry.graph, leaves)
         else:
             outs = entry.plan.run(leaves)
+            if entry.run is None and not entry.convert:
+                entry.run = entry.plan.fast_run
         if entry.single_output:
             return outs[0]
         return unflatten(entry.out_tree, outs)
@@ -474,6 +483,37 @@ class Compiled:
             raise TypeError(f"this compiled {self._jitted._name} was lowered for other argument "
                             f"shapes/dtypes/static values; call the jitted function instead")
         return self._jitted(*args, **kwargs)
+
+
+_NOT_FAST = object()
+
+
+def _make_fast_hit(jitted: "Jitted") -> Callable:
+    """The hot path for a call whose arguments are all ndarrays and whose entry is cached
+    with a generated runner: key, look up, run, in one function without loops. Anything
+    else returns ``_NOT_FAST`` (the general path handles it)."""
+    n = jitted._fast_arity
+    names = [f"a{k}" for k in range(n)]
+    checks = " and ".join(f"type({a}) is ndarray" for a in names)
+    key = ", ".join(f"({a}.dtype, {a}.shape, {a}.flags.num & {_KEY_FLAGS})" for a in names)
+    source = "\n".join([
+        "def fast_hit(args):",
+        f"    {', '.join(names)}, = args",
+        f"    if {checks}:",
+        f"        key = ({key},)",
+        "        entry = get(key)",
+        "        if entry is not None and entry.run is not None:",
+        "            jitted._hits += 1",
+        "            move_to_end(key)",
+        "            outs = entry.run(args)",
+        "            return outs[0] if entry.single_output else unflatten(entry.out_tree, outs)",
+        "    return NOT_FAST",
+    ])
+    namespace = {"ndarray": np.ndarray, "get": jitted._cache.get, "jitted": jitted,
+                 "move_to_end": jitted._cache.move_to_end,
+                 "unflatten": unflatten, "NOT_FAST": _NOT_FAST}
+    exec(compile(source, f"<arrjit fast path of {jitted._name}>", "exec"), namespace)
+    return namespace["fast_hit"]
 
 
 def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None,
