@@ -36,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument("--quick", action="store_true", help="small sizes, fewer rounds")
     bench.add_argument("--plot", metavar="FILE.png", help="write a grouped bar chart")
     bench.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    bench.add_argument("--first-call", action="store_true",
+                       help="first-call latency in fresh processes: arrjit cold / from the disk "
+                            "cache vs JAX")
     cache_parser = commands.add_parser("cache", help="inspect or clean the disk cache")
     actions = cache_parser.add_subparsers(dest="action", required=True)
     actions.add_parser("info", help="path, entries, bytes and file kinds")
@@ -51,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bench":
         from . import bench
 
-        bench.main(args.quick, args.plot, args.json)
+        bench.main(args.quick, args.plot, args.json, args.first_call)
         return 0
     return _cache_command(args)
 

@@ -95,6 +95,18 @@ def _numba_dot():
     return dot
 
 
+def _numba_sum_exp():
+    from numba import njit, prange
+
+    @njit(parallel=True, nogil=True, fastmath={"reassoc"})
+    def sum_exp(a):
+        acc = 0.0
+        for i in prange(a.shape[0]):
+            acc += np.exp(a[i])
+        return acc
+    return sum_exp
+
+
 def softmax(ns, x):
     e = ns.exp(x - ns.max(x, axis=-1, keepdims=True))
     return e / ns.sum(e, axis=-1, keepdims=True)
@@ -149,10 +161,14 @@ WORKLOADS = [
              dtypes=("float64", "float32"), kernels=1),
     Workload("(a*b).sum()", _vectors(2), lambda ns, a, b: (a * b).sum(), _bytes_of(0),
              numexpr=None, numba=_numba_dot, kernels=1),
+    Workload("exp(a).sum()", _vectors(1), lambda ns, a: ns.exp(a).sum(), _bytes_of(0),
+             numba=_numba_sum_exp, kernels=1),
     Workload("softmax rows (n/1024 x 1024)", _rows(1024), softmax, _bytes_of(),
-             dtypes=("float32",)),
-    Workload("layernorm rows (n/512 x 512)", _rows(512), layernorm, _bytes_of()),
-    Workload("logsumexp rows (n/1024 x 1024)", _rows(1024), logsumexp, _bytes_of(0)),
+             dtypes=("float32",), kernels=1),
+    Workload("layernorm rows (n/512 x 512)", _rows(512), layernorm, _bytes_of(),
+             full_size=4096 * 512, kernels=1),
+    Workload("logsumexp rows (n/1024 x 1024)", _rows(1024), logsumexp, _bytes_of(0),
+             kernels=1),
     Workload("relu(x @ w + b) (n/256 x 256)",
              lambda n, dt: (np.random.default_rng(0).random((max(n // 256, 1), 256)).astype(dt),
                             np.random.default_rng(1).random((256, 256)).astype(dt),
@@ -324,7 +340,81 @@ def plot(report: dict, path: str) -> None:
     fig.savefig(path, dpi=110)
 
 
-def main(quick: bool, plot_path: str | None, json_path: str | None) -> None:
+FIRST_CALL_CHILD = """
+import sys, time
+import numpy as np
+peer, name = sys.argv[1], sys.argv[2]
+from arrjit import bench
+w = next(w for w in bench.WORKLOADS if w.name == name)
+inputs = w.make(1 << 16, np.dtype(w.dtypes[0]))
+if peer == "jax":
+    import jax, jax.numpy as jnp
+    jax.config.update("jax_enable_x64", True)
+    fn = jax.jit(lambda *xs: w.fn(jnp, *xs))
+    run = lambda: fn(*inputs).block_until_ready()
+else:
+    import arrjit, arrjit.numpy as anp
+    fn = arrjit.jit(lambda *xs: w.fn(anp, *xs))
+    run = lambda: fn(*inputs)
+t0 = time.perf_counter()
+run()
+first = time.perf_counter() - t0
+t0 = time.perf_counter()
+run()
+print(first, time.perf_counter() - t0)
+"""
+
+FIRST_CALL_WORKLOADS = ("a*b + c*d - e", "exp(-a*a)*tanh(b)+sqrt(c)",
+                        "softmax rows (n/1024 x 1024)", "layernorm rows (n/512 x 512)")
+
+
+def first_calls(repeats: int = 3) -> list[dict]:
+    """First-call latency in fresh processes (imports excluded): arrjit with an empty disk
+    cache (trace + codegen + numba compile), arrjit from its disk cache, and JAX. Medians of
+    ``repeats`` processes per case."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    rows = []
+    for name in FIRST_CALL_WORKLOADS:
+        row: dict = {"workload": name}
+        with tempfile.TemporaryDirectory() as cache_dir:
+            env = dict(os.environ, ARRJIT_CACHE_DIR=cache_dir)
+            for label, peer, fresh in (("arrjit cold", "arrjit", True),
+                                       ("arrjit disk", "arrjit", False),
+                                       ("jax", "jax", True)):
+                if peer == "jax" and _jax() is None:
+                    continue
+                times = []
+                for _ in range(repeats):
+                    if fresh and peer == "arrjit":
+                        for entry in os.listdir(cache_dir):
+                            shutil.rmtree(os.path.join(cache_dir, entry), ignore_errors=True)
+                    out = subprocess.run([sys.executable, "-c", FIRST_CALL_CHILD, peer, name],
+                                         env=env, capture_output=True, text=True, check=True)
+                    times.append(float(out.stdout.split()[0]))
+                row[label] = statistics.median(times)   # cold runs leave the cache filled
+        rows.append(row)
+    return rows
+
+
+def first_call_table(rows: list[dict]) -> str:
+    labels = ("arrjit cold", "arrjit disk", "jax")
+    head = f"{'first call (fresh process)':40s} " + " ".join(f"{c:>12s}" for c in labels)
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        cells = " ".join(f"{r[c] * 1e3:10.0f}ms" if c in r else f"{'-':>12s}" for c in labels)
+        lines.append(f"{r['workload'][:40]:40s} {cells}")
+    return "\n".join(lines)
+
+
+def main(quick: bool, plot_path: str | None, json_path: str | None,
+         first_call: bool = False) -> None:
+    if first_call:
+        print(first_call_table(first_calls()))
+        return
     report = run(quick=quick)
     print(table(report))
     if json_path:
