@@ -48,7 +48,7 @@ def test_source_is_independent_of_sizes():
 def test_generated_source_reads_sizes_from_params():
     ks, _ = kernels_of(lambda x: x[:, ::2] + 1, np.zeros((6, 8)))
     r = render_kernel(ks[0])
-    assert "range(P[1])" in r.source and "range(start, stop)" in r.source
+    assert "p1 = P[1]" in r.source and "range(p1)" in r.source and "range(start, stop)" in r.source
     body = r.source.split("):\n", 1)[1]
     for size in ("6", "4", "8"):
         assert f"range({size})" not in body and f"* {size}" not in body, body
