@@ -7,7 +7,9 @@ split across threads by their outermost loop (each kernel is ``nogil``).
 """
 from __future__ import annotations
 
+import itertools
 import os
+import queue
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -103,13 +105,9 @@ class NativeSegment:
         writes = [bufs[s] for s in call.slots[:n_writes]]
         reads = [bufs[s] for s in call.slots[n_writes:]]
         parts = _partials(call.kernel, chunks)
-        params, extent = call.rendered.params, call.extent
-        bounds = [extent * t // chunks for t in range(chunks + 1)]
-        futures = [_thread_pool().submit(call.part, *parts, *reads, params, bounds[t],
-                                         bounds[t + 1], t) for t in range(1, chunks)]
-        call.part(*parts, *reads, params, bounds[0], bounds[1], 0)
-        for f in futures:
-            f.result()
+        params = call.rendered.params
+        share_chunks(lambda lo, hi, t: call.part(*parts, *reads, params, lo, hi, t),
+                     call.extent, chunks)
         call.finish(*writes, *reads, *parts, params, chunks)
 
     def _compile(self, loaded, name: str, args: list) -> Callable:
@@ -130,24 +128,53 @@ class NativeSegment:
         if not self.parallel:
             self.entry(*self._program_args(bufs))
             return
-        threads = thread_count()
+        chunks_wanted = CHUNKS_PER_THREAD * thread_count()
         for call in self.calls:
             args = [bufs[s] for s in call.slots] + [call.rendered.params]
             extent = call.extent
             if call.split and extent >= 2:
-                self._run_split(call, bufs, min(threads, extent))
+                self._run_split(call, bufs, min(chunks_wanted, extent))
                 continue
             if (not call.kernel.splittable or call.kernel.elements < config.parallel_threshold
                     or extent < 2):
                 call.entry(*args, 0, extent)
                 continue
-            chunks = min(threads, extent)
-            bounds = [extent * t // chunks for t in range(chunks + 1)]
-            futures = [_thread_pool().submit(call.entry, *args, bounds[t], bounds[t + 1])
-                       for t in range(1, chunks)]
-            call.entry(*args, bounds[0], bounds[1])
-            for f in futures:
-                f.result()
+            share_chunks(lambda lo, hi, t: call.entry(*args, lo, hi), extent,
+                         min(chunks_wanted, extent))
+
+
+# Chunks per thread: a helper thread that starts late (a descheduled vCPU, measured up to
+# 3.6 ms here) only costs the chunks it has taken, not a whole half of the work.
+CHUNKS_PER_THREAD = 4
+
+
+def share_chunks(run: Callable[[int, int, int], None], extent: int, chunks: int) -> None:
+    """Run ``run(lo, hi, k)`` for ``chunks`` consecutive slices of ``range(extent)``, taken in
+    order by this thread and the pool's threads. Returns when every taken chunk is done; a
+    helper that has not started by then takes none (it finds the counter exhausted)."""
+    bounds = [extent * k // chunks for k in range(chunks + 1)]
+    counter = itertools.count()
+    finished: "queue.SimpleQueue[BaseException | None]" = queue.SimpleQueue()
+
+    def helper() -> None:
+        while (k := next(counter)) < chunks:
+            try:
+                run(bounds[k], bounds[k + 1], k)
+                finished.put(None)
+            except BaseException as err:  # re-raised by the caller
+                finished.put(err)
+
+    pool = _thread_pool()
+    for _ in range(min(thread_count() - 1, chunks - 1)):
+        pool.submit(helper)
+    mine = 0
+    while (k := next(counter)) < chunks:
+        run(bounds[k], bounds[k + 1], k)
+        mine += 1
+    for _ in range(chunks - mine):
+        err = finished.get()
+        if err is not None:
+            raise err
 
 
 def _partials(kernel: Kernel, count: int) -> list[np.ndarray]:

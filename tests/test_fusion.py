@@ -121,3 +121,17 @@ def test_full_reductions_split_into_per_thread_partials(split_small_reductions, 
     with_nan[4321] = np.nan
     if name not in ("any / all", "integer max"):
         assert np.isnan(jitted(with_nan))
+
+
+def test_shared_chunks_run_once_each_and_errors_reach_the_caller(split_small_reductions):
+    from arrjit.plan import share_chunks
+
+    seen = []
+    share_chunks(lambda lo, hi, k: seen.append((lo, hi, k)), 100, 7)
+    assert sorted(seen) == [(100 * k // 7, 100 * (k + 1) // 7, k) for k in range(7)]
+
+    def failing(lo, hi, k):
+        if k == 5:
+            raise ValueError("chunk 5")
+    with pytest.raises(ValueError, match="chunk 5"):
+        share_chunks(failing, 100, 7)
