@@ -342,26 +342,31 @@ def plot(report: dict, path: str) -> None:
 
 FIRST_CALL_CHILD = """
 import sys, time
+t0 = time.perf_counter()
 import numpy as np
 peer, name = sys.argv[1], sys.argv[2]
+if peer == "jax":
+    import jax, jax.numpy as jnp
+    jax.config.update("jax_enable_x64", True)
+    jax.devices()                                     # backend start-up
+else:
+    import arrjit, arrjit.numpy as anp
+    from numba import njit
+    njit(lambda: 0)()                                 # numba start-up (target, LLVM)
+    import arrjit.codegen.mathlib
+startup = time.perf_counter() - t0
 from arrjit import bench
 w = next(w for w in bench.WORKLOADS if w.name == name)
 inputs = w.make(1 << 16, np.dtype(w.dtypes[0]))
 if peer == "jax":
-    import jax, jax.numpy as jnp
-    jax.config.update("jax_enable_x64", True)
     fn = jax.jit(lambda *xs: w.fn(jnp, *xs))
     run = lambda: fn(*inputs).block_until_ready()
 else:
-    import arrjit, arrjit.numpy as anp
     fn = arrjit.jit(lambda *xs: w.fn(anp, *xs))
     run = lambda: fn(*inputs)
 t0 = time.perf_counter()
 run()
-first = time.perf_counter() - t0
-t0 = time.perf_counter()
-run()
-print(first, time.perf_counter() - t0)
+print(time.perf_counter() - t0, startup)
 """
 
 FIRST_CALL_WORKLOADS = ("a*b + c*d - e", "exp(-a*a)*tanh(b)+sqrt(c)",
@@ -369,9 +374,10 @@ FIRST_CALL_WORKLOADS = ("a*b + c*d - e", "exp(-a*a)*tanh(b)+sqrt(c)",
 
 
 def first_calls(repeats: int = 3) -> list[dict]:
-    """First-call latency in fresh processes (imports excluded): arrjit with an empty disk
-    cache (trace + codegen + numba compile), arrjit from its disk cache, and JAX. Medians of
-    ``repeats`` processes per case."""
+    """First-call latency in fresh processes: arrjit with an empty disk cache (trace +
+    codegen + numba compile), arrjit from its disk cache, and JAX; each after its library's
+    start-up (imports and backend initialisation: numba's LLVM target, XLA's CPU client),
+    which is reported on its own. Medians of ``repeats`` processes per case."""
     import os
     import shutil
     import subprocess
@@ -387,25 +393,28 @@ def first_calls(repeats: int = 3) -> list[dict]:
                                        ("jax", "jax", True)):
                 if peer == "jax" and _jax() is None:
                     continue
-                times = []
+                times, startups = [], []
                 for _ in range(repeats):
                     if fresh and peer == "arrjit":
                         for entry in os.listdir(cache_dir):
                             shutil.rmtree(os.path.join(cache_dir, entry), ignore_errors=True)
                     out = subprocess.run([sys.executable, "-c", FIRST_CALL_CHILD, peer, name],
                                          env=env, capture_output=True, text=True, check=True)
-                    times.append(float(out.stdout.split()[0]))
+                    first, startup = map(float, out.stdout.split()[-2:])
+                    times.append(first)
+                    startups.append(startup)
                 row[label] = statistics.median(times)   # cold runs leave the cache filled
+                row[peer + " start-up"] = statistics.median(startups)
         rows.append(row)
     return rows
 
 
 def first_call_table(rows: list[dict]) -> str:
-    labels = ("arrjit cold", "arrjit disk", "jax")
-    head = f"{'first call (fresh process)':40s} " + " ".join(f"{c:>12s}" for c in labels)
+    labels = ("arrjit cold", "arrjit disk", "jax", "arrjit start-up", "jax start-up")
+    head = f"{'first call (fresh process)':40s} " + " ".join(f"{c:>16s}" for c in labels)
     lines = [head, "-" * len(head)]
     for r in rows:
-        cells = " ".join(f"{r[c] * 1e3:10.0f}ms" if c in r else f"{'-':>12s}" for c in labels)
+        cells = " ".join(f"{r[c] * 1e3:14.0f}ms" if c in r else f"{'-':>16s}" for c in labels)
         lines.append(f"{r['workload'][:40]:40s} {cells}")
     return "\n".join(lines)
 

@@ -59,8 +59,9 @@ def _combine(terms: list[tuple[int, Affine]], nloops: int) -> Affine:
 @dataclass(frozen=True)
 class Load:
     name: str
-    buffer: int             # index into Kernel.reads
+    buffer: int             # index into Kernel.reads (Kernel.writes when ``own_output``)
     access: Affine          # flat element index into that buffer
+    own_output: bool = False  # reads back what an earlier pass stored in an output
 
 
 @dataclass(frozen=True)
@@ -444,13 +445,25 @@ class _KernelBuilder:
         writes = [v for v in self.members if v in self.fuser.stored]
         slot = {v: k for k, v in enumerate(writes)}
         order = sorted(range(len(self.members)), key=lambda k: self._stage(self.members[k]))
+        early = self._early_stores(writes) if self.reducing else {}
         for k in order:
             v = self.members[k]
             self._enter(self._stage(v))
             node = self.fuser.producer[v]
+            for value, target in early.items():   # a value kept in a later output's buffer
+                if target in slot and self._stage(target) == self.current and value not in (
+                        key[0] for key in self.memo):
+                    access = self._flat_access(target, self.identity, flat=False)
+                    self.memo[(value, self.identity, False)] = self._emit(
+                        Load(self._fresh(), slot[target], access, own_output=True))
             if node.op in REDUCTIONS:
                 reduce = self._reduction(v, len(reductions))
                 reductions.append(reduce)
+                for value, target in early.items():
+                    name = self.memo.get((value, self.identity, False))
+                    if name is not None and self._stage(target) > reduce.stage:
+                        stores.append(Store(slot[target], name, self._flat_access(
+                            target, self.identity, flat=False), reduce.stage))
                 if v in slot:
                     stores.append(Store(slot[v], self._result(v), self._flat_access(
                         v, self.outer_identity, flat=False), reduce.stage + 1))
@@ -465,14 +478,48 @@ class _KernelBuilder:
         accesses = [s.access for s in loads] + [s.access for s in stores]
         sizes, merged, n_outer = merge_loops(self.domain, accesses, self.n_outer)
         remap = dict(zip(accesses, merged))
-        stmts = tuple(Load(s.name, s.buffer, remap[s.access]) if isinstance(s, Load) else s
-                      for s in self.stmts)
+        stmts = tuple(Load(s.name, s.buffer, remap[s.access], s.own_output)
+                      if isinstance(s, Load) else s for s in self.stmts)
         stores = tuple(Store(s.buffer, s.value, remap[s.access], s.stage) for s in stores)
         reads = tuple(sorted(self.reads, key=self.reads.get))
         passes = 1 + max([r.stage for r in reductions] +
                          [s.stage for s in stores if s.value in self.inner], default=0)
         return Kernel(sizes, reads, tuple(writes), stmts, stores, n_outer, tuple(reductions),
                       tuple(self.stmt_stage), passes)
+
+    def _early_stores(self, writes: list[Var]) -> dict[Var, Var]:
+        """Costly values needed by a reduction and again, at the same index, by a later
+        pass's output of the same shape and dtype (softmax's ``exp(x - max)``): the earlier
+        pass stores each into that output's buffer and the later pass loads it back instead
+        of recomputing it (each row is finished by one thread, so nothing else reads it)."""
+        def costly_at_identity(root: Var) -> set[Var]:
+            found, stack, seen = set(), [root], set()
+            while stack:
+                v = stack.pop()
+                node = self.fuser.producer.get(v)
+                if v in seen or node is None or node.op not in ELEMENTWISE:
+                    continue
+                seen.add(v)
+                if v is not root and v not in self.fuser.stored and node.op in COSTLY:
+                    found.add(v)
+                stack.extend(i for i in node.inputs if i.shape == self.domain)
+            return found
+        reduced: dict[Var, int] = {}
+        for v in self.members:
+            node = self.fuser.producer[v]
+            if node.op in REDUCTIONS and node.inputs[0].shape == self.domain:
+                for value in costly_at_identity(node.inputs[0]) | {node.inputs[0]}:
+                    reduced.setdefault(value, self._stage(v))
+        early: dict[Var, Var] = {}
+        for target in writes:
+            if target.shape != self.domain or self.fuser.producer[target].op in REDUCTIONS:
+                continue
+            for value in sorted(costly_at_identity(target), key=lambda v: v.id):
+                if (value.dtype == target.dtype and value not in early and
+                        reduced.get(value, self._stage(target)) < self._stage(target)):
+                    early[value] = target
+                    break
+        return early
 
     def _enter(self, stage: int) -> None:
         """Start building pass ``stage``: values of earlier passes' inner loops are gone."""

@@ -49,7 +49,7 @@ def _unsafe(var: Var, store: Affine, kernel: Kernel, later: Sequence) -> str | N
     if var in kernel.reads:
         idx = kernel.reads.index(var)
         for stmt in kernel.stmts:
-            if isinstance(stmt, Load) and stmt.buffer == idx and (
+            if isinstance(stmt, Load) and not stmt.own_output and stmt.buffer == idx and (
                     stmt.access != store or kernel.n_outer is not None):
                 return _read_mismatch(stmt.access, store, kernel)
     if any(var in _reads(step) for step in later):

@@ -35,6 +35,8 @@ def test_softmax_is_one_kernel_of_three_passes_per_row():
     source = arrjit.jit(lambda x: softmax(anp, x)).lower(x).as_text()
     kernel = source[source.index("def kernel_"):]
     assert kernel.count("for i1 in") == 3 and kernel.count("for i0 in") == 1
+    # exp(x - max) is computed once: the sum's pass keeps it in the output's buffer
+    assert kernel.count("_M.exp32(") == 1
 
 
 ROW_PROGRAMS = {
