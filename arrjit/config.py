@@ -44,8 +44,9 @@ OPTIONS: dict[str, Option] = {
                "log trace / fuse / codegen / compile times on the 'arrjit' logger"),
         Option("num_threads", 0, int,
                "threads for large kernels (0: all cores)"),
-        Option("parallel_threshold", 1 << 17, int,
-               "loop nests with fewer elements than this run on one thread"),
+        Option("parallel_threshold", 5_000_000, int,
+               "loop nests with less estimated work than this run on one thread (work: "
+               "elements x (1 + 1 per operation + 8 per exp/log/division...))"),
         Option("max_signatures_per_function", 64, int,
                "memory-cache entries kept per jitted function (least recently used go first)"),
         Option("retrace_warning_threshold", 20, int,

@@ -29,6 +29,11 @@ COSTLY = frozenset({
 })
 
 
+# measured: a transcendental chain pays for threads from ~180K elements, an arithmetic chain
+# of 4 operations from ~1M (benchmarks/bench_threads.py)
+COSTLY_WEIGHT = 8
+
+
 @dataclass(frozen=True)
 class Affine:
     """``offset + sum(coefs[j] * i_j)`` over the loop indices ``i_j``."""
@@ -131,6 +136,17 @@ class Kernel:
     @property
     def elements(self) -> int:
         return int(np.prod(self.sizes, dtype=np.int64))
+
+    @property
+    def work(self) -> int:
+        """Estimated cost of one run, in units of one arithmetic operation per element: each
+        element costs 1 (its memory traffic) plus 1 per operation and ``COSTLY_WEIGHT`` per
+        costly one (exp, log, division...). Threads pay from ``config.parallel_threshold``
+        units on."""
+        per_element = 1 + sum(COSTLY_WEIGHT if s.op in COSTLY else 1
+                              for s in self.stmts if isinstance(s, Compute))
+        per_element += sum(1 for _ in self.reductions)
+        return self.elements * per_element
 
     @property
     def splittable(self) -> bool:

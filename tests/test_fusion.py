@@ -6,6 +6,7 @@ import pytest
 import arrjit
 import arrjit.numpy as anp
 from arrjit.bench import layernorm, logsumexp, softmax
+from arrjit.config import OPTIONS
 from arrjit.ir import Op
 from arrjit.simplify import simplify
 
@@ -92,7 +93,7 @@ def split_small_reductions():
     arrjit.config.update("parallel_threshold", 1000)
     arrjit.config.update("num_threads", 2)
     yield
-    arrjit.config.update("parallel_threshold", 1 << 17)
+    arrjit.config.update("parallel_threshold", OPTIONS["parallel_threshold"].default)
     arrjit.config.update("num_threads", 0)
 
 
