@@ -63,14 +63,17 @@ def _by_kind(float_: str, int_: str, uint: str | None = None, bool_: str | None 
     return render
 
 
-def _math(name: str, libm: str) -> Expr:
-    """A float function of ``mathlib`` (vectorisable) by width; ``libm`` otherwise."""
+def _math(name: str, libm: str, integer: Expr | None = None) -> Expr:
+    """A float function of ``mathlib`` (vectorisable) by width; for other kinds ``integer``
+    or the C library's ``libm``."""
     suffix = {4: "32", 8: "64"}
 
     def render(args, dts):
         if dts[0].kind == "f" and dts[0].itemsize in suffix:
             joiner = "_" if name[-1].isdigit() else ""
             return f"_M.{name}{joiner}{suffix[dts[0].itemsize]}({', '.join(args)})"
+        if integer is not None:
+            return integer(args, dts)
         return f"{libm}({', '.join(args)})"
     return render
 
@@ -120,9 +123,8 @@ EXPRESSIONS: dict[Op, Expr] = {
     Op.FLOORDIV: _by_kind("({a} // {b})", "(-{a} if {b} == -1 else {a} // {b})",
                           uint="({a} // {b})"),
     Op.MOD: _infix("%"),
-    Op.POW: lambda a, d: (f"_M.power32({a[0]}, {a[1]})" if d[0] == np.float32 else
-                          _by_kind("({a} ** {b})", "_ipow_signed({a}, {b})",
-                                   uint="({a} ** {b})")(a, d)),
+    Op.POW: _math("power", "({a} ** {b})", integer=_by_kind(
+        "", "_ipow_signed({a}, {b})", uint="({a} ** {b})")),
     Op.MAXIMUM: _by_kind("({a} if ({a} >= {b} or {a} != {a}) else {b})",
                          "({a} if {a} >= {b} else {b})", bool_="({a} | {b})"),
     Op.MINIMUM: _by_kind("({a} if ({a} <= {b} or {a} != {a}) else {b})",
