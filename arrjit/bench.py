@@ -281,6 +281,9 @@ def run(quick: bool = False, rounds: int = 7) -> dict:
         impls = implementations(w, inputs)
         compiled = impls.pop("_compiled")
         samples: dict[str, list[float]] = {name: [] for name in impls}
+        for fn in impls.values():   # warm-up: the first calls on fresh memory are erratic here
+            for _ in range(1 if quick else 3):
+                _time_once(fn)
         for _ in range(3 if quick else rounds):
             for name, fn in impls.items():
                 samples[name].append(_time_once(fn))
