@@ -247,15 +247,6 @@ def _extreme(dtype: np.dtype, largest: bool) -> str:
     return _literal(info.max if largest else info.min, dtype)
 
 
-def _better(op: Op, dtype: np.dtype, v: str, acc: str) -> str:
-    """The condition under which ``v`` replaces the running max/min ``acc`` (NaN wins and
-    then stays, as NumPy propagates NaN)."""
-    cmp = ">" if op in (Op.REDUCE_MAX, Op.ARGMAX) else "<"
-    if dtype.kind == "f":
-        return f"({v} {cmp} {acc} or {v} != {v})"
-    return f"{v} {cmp} {acc}"
-
-
 def _reduction_lines(r: Reduce) -> tuple[list[str], list[str]]:
     """(initialisation lines, update lines) for one accumulator."""
     acc, v, op = r.name, r.value, r.op
@@ -267,20 +258,47 @@ def _reduction_lines(r: Reduce) -> tuple[list[str], list[str]]:
         return [f"{acc} = True"], [f"{acc} = {acc} & {v}"]
     if op is Op.REDUCE_OR:
         return [f"{acc} = False"], [f"{acc} = {acc} | {v}"]
-    largest = op in (Op.REDUCE_MIN, Op.ARGMIN)
     if op in (Op.REDUCE_MAX, Op.REDUCE_MIN):
-        init = [f"{acc} = {_extreme(r.dtype, largest)}"]
+        init = [f"{acc} = {_extreme(r.dtype, op is Op.REDUCE_MIN)}"]
         if r.dtype.kind == "f":
             fn = "_M.fmaximum" if op is Op.REDUCE_MAX else "_M.fminimum"
             return init, [f"{acc} = {fn}({acc}, {v})"]
         cmp = ">" if op is Op.REDUCE_MAX else "<"
         return init, [f"{acc} = {v} if {v} {cmp} {acc} else {acc}"]
-    # arg-reductions: the first index of the extreme value (or of the first NaN)
-    init = [f"{acc}_v = {_extreme(r.dtype, largest)}", f"{acc} = 0", f"{acc}_k = 0"]
-    cond = _better(op, r.dtype, v, f"{acc}_v")
+    raise AssertionError(f"{op} is rendered by _arg_reduction_lines")
+
+
+ARG_NONE = "np.int64(9223372036854775807)"
+
+
+def _arg_reduction_lines(r: Reduce, scan: list[list[str]], inner_stmts: dict,
+                         nloops: int) -> tuple[list[str], list[str]]:
+    """argmax/argmin in two vectorisable loops: ``scan`` (a loop nest run just before the
+    pass, holding only what the value needs) finds the extreme value (NaN-propagating for
+    floats), then the pass takes the smallest index where it occurs (the first NaN if any)."""
+    needed, stack = set(), [r.value]
+    while stack:
+        name = stack.pop()
+        if name in inner_stmts and name not in needed:
+            needed.add(name)
+            stack.extend(inner_stmts[name][2])
+    for name, (_, d, _, line) in inner_stmts.items():   # in statement order
+        if name in needed:
+            scan[d].append(line)
+    acc, v, m, k = r.name, r.value, f"{r.name}_m", f"{r.name}_k"
+    largest = r.op is Op.ARGMIN
+    init = [f"{m} = {_extreme(r.dtype, largest)}", f"{acc} = {ARG_NONE}", f"{k} = 0"]
     if r.dtype.kind == "f":
-        cond = f"{acc}_v == {acc}_v and {cond}"
-    return init, [f"if {cond}:", f"    {acc}_v = {v}", f"    {acc} = {acc}_k", f"{acc}_k += 1"]
+        fn = "_M.fmaximum" if r.op is Op.ARGMAX else "_M.fminimum"
+        scan[nloops].append(f"{m} = {fn}({m}, {v})")
+        match = f"(({v} == {m}) | (({m} != {m}) & ({v} != {v})))"
+    else:
+        cmp = ">" if r.op is Op.ARGMAX else "<"
+        scan[nloops].append(f"{m} = {v} if {v} {cmp} {m} else {m}")
+        match = f"({v} == {m})"
+    update = [f"{acc}_c = {k} if {match} else {ARG_NONE}",
+              f"{acc} = {acc}_c if {acc}_c < {acc} else {acc}", f"{k} += 1"]
+    return init, update
 
 
 def render_kernel(kernel: Kernel) -> RenderedKernel:
@@ -359,6 +377,7 @@ def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
     depth: dict[str, int] = {r.name: n_outer for r in kernel.reductions}
     gap: dict[str, int] = {r.name: r.stage + 1 for r in kernel.reductions}
     stages = kernel.stages or (0,) * len(kernel.stmts)
+    inner_stmts: dict[str, tuple[int, int, tuple[str, ...], str]] = {}  # name: pass, depth..
     for stmt, stage in zip(kernel.stmts, stages):
         line, d = _statement(stmt, params, depth)
         depth[stmt.name] = d
@@ -367,12 +386,18 @@ def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
         gap[stmt.name] = g
         if d > n_outer:
             inner[stage][d].append(line)
+            inner_stmts[stmt.name] = (stage, d, args, line)
         elif g == 0 and d < n_outer:
             outer_pre[d].append(line)
         else:
             gaps[g].append(line)
+    scans: list[list[list[str]]] = [[[] for _ in range(nloops + 1)] for _ in range(passes)]
     for r in kernel.reductions:
-        init, update = _reduction_lines(r)
+        if r.op in (Op.ARGMAX, Op.ARGMIN):
+            init, update = _arg_reduction_lines(r, scans[r.stage], inner_stmts, nloops)
+            gaps[r.stage + 1].insert(0, f"{r.name} = 0 if {r.name} == {ARG_NONE} else {r.name}")
+        else:
+            init, update = _reduction_lines(r)
         gaps[r.stage].extend(init)
         inner[r.stage][nloops].extend(update)
     for s in kernel.stores:
@@ -388,6 +413,12 @@ def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
             body.append(indent + _loop_header(d))
             emit_inner(p, d + 1, indent + "    ")
 
+    def emit_scan(p: int, d: int, indent: str) -> None:
+        body.extend(indent + line for line in scans[p][d])
+        if d < nloops:
+            body.append(indent + _loop_header(d))
+            emit_scan(p, d + 1, indent + "    ")
+
     def emit_outer(d: int, indent: str) -> None:
         if d < n_outer:
             body.extend(indent + line for line in outer_pre[d])
@@ -396,6 +427,8 @@ def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
             return
         for p in range(passes + 1):
             body.extend(indent + line for line in gaps[p])
+            if p < passes and any(scans[p]):
+                emit_scan(p, n_outer, indent)
             if p < passes and any(inner[p]):
                 emit_inner(p, n_outer, indent)
 
