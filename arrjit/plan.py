@@ -57,6 +57,11 @@ class KernelCall:
     def extent(self) -> int:
         return cpu.outer_extent(self.kernel)
 
+    def buffers(self, bufs: list) -> tuple[list, list]:
+        """(written arrays, read arrays) of this call."""
+        n = len(self.kernel.writes)
+        return [bufs[s] for s in self.slots[:n]], [bufs[s] for s in self.slots[n:]]
+
 
 @dataclass
 class NativeSegment:
@@ -91,9 +96,7 @@ class NativeSegment:
                     self._compile_split(loaded, call, bufs)
 
     def _compile_split(self, loaded, call: KernelCall, bufs: list) -> None:
-        n_writes = len(call.kernel.writes)
-        writes = [bufs[s] for s in call.slots[:n_writes]]
-        reads = [bufs[s] for s in call.slots[n_writes:]]
+        writes, reads = call.buffers(bufs)
         parts = _partials(call.kernel, 1)
         name, params = call.rendered.name, call.rendered.params
         call.part = self._compile(loaded, name + "_part", parts + reads + [params, 0, 1, 0])
@@ -101,9 +104,7 @@ class NativeSegment:
                                     writes + reads + parts + [params, 1])
 
     def _run_split(self, call: KernelCall, bufs: list, chunks: int) -> None:
-        n_writes = len(call.kernel.writes)
-        writes = [bufs[s] for s in call.slots[:n_writes]]
-        reads = [bufs[s] for s in call.slots[n_writes:]]
+        writes, reads = call.buffers(bufs)
         parts = _partials(call.kernel, chunks)
         params = call.rendered.params
         share_chunks(lambda lo, hi, t: call.part(*parts, *reads, params, lo, hi, t),

@@ -350,14 +350,16 @@ def _render_elementwise(kernel: Kernel, params: _ParamTable, body: list[str]) ->
         pre[d].append(line)
     pre[nloops].extend(f"w{s.buffer}[{_index_expr(s.access, params)}] = {s.value}"
                        for s in kernel.stores)
+    _emit_nest(body, pre, 0, "")
 
-    def emit(d: int, indent: str) -> None:
-        body.extend(indent + line for line in pre[d])
-        if d < nloops:
-            body.append(indent + _loop_header(d))
-            emit(d + 1, indent + "    ")
 
-    emit(0, "")
+def _emit_nest(body: list[str], lines: list[list[str]], d: int, indent: str) -> None:
+    """Loops ``d`` to ``len(lines) - 2`` nested, with ``lines[j]`` just before loop ``j``
+    (``lines[-1]``: the innermost body)."""
+    body.extend(indent + line for line in lines[d])
+    if d < len(lines) - 1:
+        body.append(indent + _loop_header(d))
+        _emit_nest(body, lines, d + 1, indent + "    ")
 
 
 def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
@@ -407,17 +409,6 @@ def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
         else:
             gaps[s.stage].append(line)
 
-    def emit_inner(p: int, d: int, indent: str) -> None:
-        body.extend(indent + line for line in inner[p][d])
-        if d < nloops:
-            body.append(indent + _loop_header(d))
-            emit_inner(p, d + 1, indent + "    ")
-
-    def emit_scan(p: int, d: int, indent: str) -> None:
-        body.extend(indent + line for line in scans[p][d])
-        if d < nloops:
-            body.append(indent + _loop_header(d))
-            emit_scan(p, d + 1, indent + "    ")
 
     def emit_outer(d: int, indent: str) -> None:
         if d < n_outer:
@@ -427,17 +418,16 @@ def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
             return
         for p in range(passes + 1):
             body.extend(indent + line for line in gaps[p])
-            if p < passes and any(scans[p]):
-                emit_scan(p, n_outer, indent)
-            if p < passes and any(inner[p]):
-                emit_inner(p, n_outer, indent)
+            for nest in (scans[p], inner[p]) if p < passes else ():
+                if any(nest):
+                    _emit_nest(body, nest, n_outer, indent)
 
     if mode == "whole":
         emit_outer(0, "")
         return
     body.extend(gaps[0])
     if mode == "part":
-        emit_inner(0, 0, "")
+        _emit_nest(body, inner[0], 0, "")
         body.extend(f"part{k}[t] = {r.name}" for k, r in enumerate(kernel.reductions))
         return
     for k, r in enumerate(kernel.reductions):

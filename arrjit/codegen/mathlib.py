@@ -43,62 +43,59 @@ _FLAGS = dict(nogil=True, cache=True, fastmath={"contract"}, error_model="numpy"
 
 
 # -- bit casts --------------------------------------------------------------------------------
-@intrinsic
-def bits(typingctx, x):
-    """The IEEE bits of a float as a signed integer of the same width."""
-    if not isinstance(x, types.Float):
-        return None
-    int_type = types.int64 if x.bitwidth == 64 else types.int32
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(int_type))
-    return int_type(x), codegen
-
-
-@intrinsic
-def from_bits(typingctx, i):
-    """The float whose IEEE bits are the signed integer ``i`` (int64 -> float64, int32 ->
-    float32)."""
-    if not isinstance(i, types.Integer) or i.bitwidth not in (32, 64):
-        return None
-    float_type = types.float64 if i.bitwidth == 64 else types.float32
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(float_type))
-    return float_type(i), codegen
-
-
-@intrinsic
-def fma(typingctx, a, b, c):
-    """``a * b + c`` with one rounding (LLVM's ``llvm.fma``; vectorises)."""
-    if not all(isinstance(t, types.Float) for t in (a, b, c)) or not a == b == c:
-        return None
-
-    def codegen(context, builder, signature, args):
-        ty = context.get_value_type(a)
-        fn = builder.module.declare_intrinsic("llvm.fma", [ty], ir.FunctionType(ty, [ty] * 3))
-        return builder.call(fn, args)
-    return a(a, b, c), codegen
-
-
-def _nan_propagating(name: str):
+def _bitcast(source: type, targets: dict[int, types.Type], doc: str):
+    """An intrinsic reinterpreting a ``source``-kind scalar as the same-width type in
+    ``targets`` (keyed by bit width)."""
     @intrinsic
-    def extreme(typingctx, a, b):
-        if not isinstance(a, types.Float) or a != b:
+    def cast(typingctx, x):
+        if not isinstance(x, source) or x.bitwidth not in targets:
+            return None
+        target = targets[x.bitwidth]
+
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], context.get_value_type(target))
+        return target(x), codegen
+    cast.__doc__ = doc
+    return cast
+
+
+bits = _bitcast(types.Float, {64: types.int64, 32: types.int32},
+                "The IEEE bits of a float as a signed integer of the same width.")
+from_bits = _bitcast(types.Integer, {64: types.float64, 32: types.float32},
+                     "The float whose IEEE bits are the signed integer (int64 -> float64, "
+                     "int32 -> float32).")
+
+
+def _llvm_float(name: str, arity: int, doc: str):
+    """An intrinsic calling LLVM's ``name`` on ``arity`` (2 or 3) floats of one type (LLVM
+    knows their vector forms, so loops using them still vectorise)."""
+    def typer(operands):
+        ftype = operands[0]
+        if not isinstance(ftype, types.Float) or any(t != ftype for t in operands):
             return None
 
         def codegen(context, builder, signature, args):
-            ty = context.get_value_type(a)
-            fn = builder.module.declare_intrinsic(name, [ty], ir.FunctionType(ty, [ty, ty]))
+            ty = context.get_value_type(ftype)
+            fn = builder.module.declare_intrinsic(name, [ty], ir.FunctionType(ty, [ty] * arity))
             return builder.call(fn, args)
-        return a(a, b), codegen
-    return extreme
+        return ftype(*operands), codegen
+
+    # numba's inliner needs a fixed parameter list (no *args)
+    if arity == 2:
+        def call(typingctx, a, b):
+            return typer((a, b))
+    else:
+        def call(typingctx, a, b, c):
+            return typer((a, b, c))
+    call.__doc__ = doc
+    return intrinsic(call)
 
 
-# NaN-propagating max/min (LLVM's llvm.maximum/minimum): a loop reducing with them vectorises,
-# where the equivalent compare-and-branch does not.
-fmaximum = _nan_propagating("llvm.maximum")
-fminimum = _nan_propagating("llvm.minimum")
+fma = _llvm_float("llvm.fma", 3, "``a * b + c`` with one rounding.")
+# NaN-propagating max/min: a loop reducing with them vectorises, where the equivalent
+# compare-and-branch does not.
+fmaximum = _llvm_float("llvm.maximum", 2, "max(a, b); NaN if either is NaN.")
+fminimum = _llvm_float("llvm.minimum", 2, "min(a, b); NaN if either is NaN.")
 
 
 def _f32(value: float) -> np.float32:
@@ -127,12 +124,12 @@ def _scale64(p, k):
 
 @njit(**_FLAGS)
 def _reduce_ln2_64(x):
-    """(k, kd, r) with x = kd * ln2 + r, |r| <= ln2/2 (x already clamped)."""
+    """(k, r) with x = k * ln2 + r, |r| <= ln2/2 (x already clamped)."""
     kf = x * LOG2E + SHIFT
     k = bits(kf) - SHIFT_BITS
     kd = kf - SHIFT
     r = (x - kd * LN2_HI) - kd * LN2_LO
-    return k, kd, r
+    return k, r
 
 
 @njit(**_FLAGS)
@@ -156,7 +153,7 @@ def _expm1_poly64(r):
 @njit(**_FLAGS)
 def exp64(x):
     xc = -746.0 if x < -746.0 else (710.0 if x > 710.0 else x)
-    k, kd, r = _reduce_ln2_64(xc)
+    k, r = _reduce_ln2_64(xc)
     y = _scale64(1.0 + _expm1_poly64(r), k)
     return x if x != x else y
 
@@ -164,7 +161,7 @@ def exp64(x):
 @njit(**_FLAGS)
 def expm1_64(x):
     xc = -40.0 if x < -40.0 else (710.0 if x > 710.0 else x)
-    k, kd, r = _reduce_ln2_64(xc)
+    k, r = _reduce_ln2_64(xc)
     p = _expm1_poly64(r)
     scale = from_bits(((k if k < 1000 else 0) + 1023) << 52)
     moderate = scale * p + (scale - 1.0)
@@ -186,23 +183,29 @@ MIN_NORMAL64 = 2.2250738585072014e-308
 
 
 @njit(**_FLAGS)
-def _log_parts64(x):
-    """(dk, f, hfsq, tail) with log(x) = dk*ln2 + f - hfsq + tail for finite x > 0."""
+def _reduce_log64(x):
+    """(dk, f) with x = 2**dk * (1 + f), 1 + f in [sqrt(2)/2, sqrt(2)), f exact, for finite
+    x > 0 (subnormals scaled first)."""
     sub = x < MIN_NORMAL64
     xs = x * TWO54 if sub else x
     ix = bits(xs)
     hi = (ix >> 32) + (0x3ff00000 - 0x3fe6a09e)
     k = (hi >> 20) - 0x3ff - (54 if sub else 0)
     hi = (hi & 0x000fffff) + 0x3fe6a09e
-    m = from_bits((hi << 32) | (ix & 0xffffffff))
-    f = m - 1.0
+    return np.float64(k), from_bits((hi << 32) | (ix & 0xffffffff)) - 1.0
+
+
+@njit(**_FLAGS)
+def _log_parts64(x):
+    """(dk, f, hfsq, tail) with log(x) = dk*ln2 + f - hfsq + tail for finite x > 0."""
+    dk, f = _reduce_log64(x)
     hfsq = 0.5 * f * f
     s = f / (2.0 + f)
     z = s * s
     w = z * z
     t1 = w * (LG2 + w * (LG4 + w * LG6))
     t2 = z * (LG1 + w * (LG3 + w * (LG5 + w * LG7)))
-    return np.float64(k), f, hfsq, s * (hfsq + t1 + t2)
+    return dk, f, hfsq, s * (hfsq + t1 + t2)
 
 
 @njit(**_FLAGS)
@@ -520,14 +523,7 @@ def tan64(x):
 @njit(inline="always", **_FLAGS)
 def _log_dd64(a):
     """log(a) = hi + lo for finite a > 0."""
-    sub = a < MIN_NORMAL64
-    xs = a * TWO54 if sub else a
-    ix = bits(xs)
-    hi32 = (ix >> 32) + (0x3ff00000 - 0x3fe6a09e)
-    k = (hi32 >> 20) - 0x3ff - (54 if sub else 0)
-    hi32 = (hi32 & 0x000fffff) + 0x3fe6a09e
-    m = from_bits((hi32 << 32) | (ix & 0xffffffff))
-    f = m - 1.0                           # exact
+    dk, f = _reduce_log64(a)
     d, d_lo = _two_sum(2.0, f)            # 2 + f may round
     s = f / d
     s_lo = (fma(-s, d, f) - s * d_lo) / d  # f / (d + d_lo) = s + s_lo
@@ -551,7 +547,6 @@ def _log_dd64(a):
     u_lo = fma(2.0 * s, z, -u) + 2.0 * s * z_lo + 2.0 * s_lo * z
     third = u / 3.0                       # 2s z / 3 = third + third_lo
     third_lo = (fma(-third, 3.0, u) + u_lo) / 3.0
-    dk = np.float64(k)
     hi, e1 = _two_sum(dk * LN2_HI, 2.0 * s)
     hi, e2 = _two_sum(hi, third)
     lo = e1 + e2 + (dk * LN2_LO + 2.0 * s_lo + third_lo + tail)
@@ -562,7 +557,7 @@ def _log_dd64(a):
 def _exp_dd64(hi, lo):
     """exp(hi + lo), |lo| <= ulp(hi)."""
     xc = -746.0 if hi < -746.0 else (710.0 if hi > 710.0 else hi)
-    k, kd, r = _reduce_ln2_64(xc)
+    k, r = _reduce_ln2_64(xc)
     return _scale64(1.0 + _expm1_poly64(r + lo), k)
 
 
