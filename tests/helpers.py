@@ -22,7 +22,7 @@ def sample(dtype, n=23, seed=0):
     return vals
 
 
-def assert_same(out, ref, rtol=None):
+def assert_same(out, ref, rtol=None, atol=0.0):
     """Equal dtype and shape; values equal (integers, bools) or close (floats), nan == nan."""
     out = np.asarray(out)
     ref = np.asarray(ref)
@@ -30,6 +30,6 @@ def assert_same(out, ref, rtol=None):
     assert out.shape == ref.shape, (out.shape, ref.shape)
     if ref.dtype.kind == "f":
         tol = rtol if rtol is not None else (3e-7 if ref.dtype == np.float32 else 1e-15)
-        np.testing.assert_allclose(out, ref, rtol=tol, atol=0, equal_nan=True)
+        np.testing.assert_allclose(out, ref, rtol=tol, atol=atol, equal_nan=True)
     else:
         np.testing.assert_array_equal(out, ref)
