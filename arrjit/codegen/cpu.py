@@ -317,8 +317,9 @@ def _arg_reduction_lines(r: Reduce, scan: list[list[str]], inner_stmts: dict,
         cmp = ">" if r.op is Op.ARGMAX else "<"
         scan[nloops].append(f"{m} = {v} if {v} {cmp} {m} else {m}")
         match = f"({v} == {m})"
-    update = [f"{acc}_c = {k} if {match} else {ARG_NONE}",
-              f"{acc} = {acc}_c if {acc}_c < {acc} else {acc}", f"{k} += 1"]
+    # min() vectorises where the equivalent conditional expression does not (float64 rows of
+    # 1024: 8.1 -> 2.4-3.1 ms single-threaded)
+    update = [f"{acc} = min({acc}, {k} if {match} else {ARG_NONE})", f"{k} += 1"]
     return init, update
 
 
@@ -434,7 +435,11 @@ def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
     for r in kernel.reductions:
         if r.op in (Op.ARGMAX, Op.ARGMIN):
             init, update = _arg_reduction_lines(r, scans[r.stage], inner_stmts, nloops)
-            gaps[r.stage + 1].insert(0, f"{r.name} = 0 if {r.name} == {ARG_NONE} else {r.name}")
+            # No match (possible only if the two loops round a value differently) gives 0.
+            # Arithmetic, not a comparison with ARG_NONE: comparing the result with the
+            # sentinel stopped the index loop from vectorising (4M float32: 4.0 -> 0.6 ms).
+            gaps[r.stage + 1].insert(
+                0, f"{r.name} = min({r.name}, {r.name}_k) % max({r.name}_k, 1)")
         elif _blocked(r):
             init = _reduction_lines(r)[0]
             before, update, after = _block_lines(r)
