@@ -70,7 +70,8 @@ def codegen_fingerprint() -> str:
     """A hash of the code that decides what generated source means."""
     here = Path(__file__).resolve().parent
     h = hashlib.sha256()
-    for rel in ("codegen/cpu.py", "codegen/mathlib.py", "fuse.py", "compile.py", "cache.py"):
+    for rel in ("codegen/cpu.py", "codegen/mathlib.py", "codegen/atomics.py", "fuse.py",
+                "compile.py", "cache.py"):
         h.update((here / rel).read_bytes())
     return h.hexdigest()[:16]
 

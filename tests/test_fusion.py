@@ -155,15 +155,21 @@ def test_full_reductions_split_into_per_thread_partials(split_small_reductions, 
         assert np.isnan(jitted(with_nan))
 
 
-def test_shared_chunks_run_once_each_and_errors_reach_the_caller(split_small_reductions):
-    from arrjit.plan import share_chunks
+def test_chunks_run_once_each_and_errors_reach_the_caller(split_small_reductions):
+    x = np.arange(100_003, dtype=np.float64)
+    inc = arrjit.jit(lambda x: x + 1.0, donate_argnums=0)
+    plan = inc.lower(x)._entry.plan
+    assert [c.chunked for seg in plan.segments for c in seg.calls] == [True]
+    y = inc(x)                       # in place: a chunk run twice would add 2
+    assert np.shares_memory(x, y)
+    assert_same(y, np.arange(1, 100_004, dtype=np.float64))
 
-    seen = []
-    share_chunks(lambda lo, hi, k: seen.append((lo, hi, k)), 100, 7)
-    assert sorted(seen) == [(100 * k // 7, 100 * (k + 1) // 7, k) for k in range(7)]
-
-    def failing(lo, hi, k):
-        if k == 5:
-            raise ValueError("chunk 5")
-    with pytest.raises(ValueError, match="chunk 5"):
-        share_chunks(failing, 100, 7)
+    base = np.full(50_000, 2, dtype=np.int64)
+    exponent = np.ones(50_000, dtype=np.int64)
+    exponent[40_000] = -1            # raises inside one chunk, on whichever thread runs it
+    power = arrjit.jit(lambda a, b: a ** b + 1)
+    assert [c.chunked for seg in power.lower(base, exponent)._entry.plan.segments
+            for c in seg.calls] == [True]
+    with pytest.raises(ValueError, match="negative integer powers"):
+        power(base, exponent)
+    assert_same(power(base, np.ones_like(exponent)), np.full(50_000, 3, dtype=np.int64))

@@ -24,7 +24,7 @@ NJIT_OPTIONS = 'nogil=True, error_model="numpy", cache=CACHE'
 # Reduction kernels may reassociate (never nnan/ninf): the accumulation vectorises, and the sum
 # order already differs from NumPy's pairwise summation (results agree within rounding).
 REDUCTION_OPTIONS = NJIT_OPTIONS + ', fastmath={"reassoc"}'
-CODEGEN_VERSION = "cpu-5"
+CODEGEN_VERSION = "cpu-6"
 
 
 def _type_name(dtype: np.dtype) -> str:
@@ -166,6 +166,7 @@ PRELUDE = f'''\
 import numpy as np
 from numba import njit
 
+from arrjit.codegen import atomics as _A
 from arrjit.codegen import mathlib as _M
 
 CACHE = False
@@ -487,13 +488,13 @@ def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
     body.extend(gaps[1])
 
 
-# Reductions whose partial accumulators (one per thread) combine with their own update rule.
+# Reductions whose partial accumulators (one per chunk) combine with their own update rule.
 SPLITTABLE_REDUCTIONS = frozenset({Op.REDUCE_SUM, Op.REDUCE_PROD, Op.REDUCE_MAX,
                                    Op.REDUCE_MIN, Op.REDUCE_AND, Op.REDUCE_OR})
 
 
 def can_split(kernel: Kernel) -> bool:
-    """Whether a full reduction can run as per-thread partials plus a combining step."""
+    """Whether a full reduction can run as per-chunk partials plus a combining step."""
     return (kernel.n_outer == 0 and kernel.passes == 1 and len(kernel.sizes) > 0 and
             all(r.op in SPLITTABLE_REDUCTIONS for r in kernel.reductions))
 
@@ -518,6 +519,30 @@ def render_split(kernel: Kernel, name: str) -> str:
         sources.append(f"@njit({REDUCTION_OPTIONS})\ndef {name}_{mode}({', '.join(signature)}):"
                        f"\n{text}\n")
     return "\n\n".join(sources)
+
+
+def render_worker(function: str, arguments: list[str], chunk_number: bool = False) -> str:
+    """``<function>_worker(arguments..., P, extent, chunks, state, wait)`` runs ``function(
+    arguments..., P, lo, hi[, k])`` on chunks ``k`` of ``range(extent)`` taken from the atomic
+    counter ``state[0]`` until none is left (see ``atomics``), counting finished chunks in
+    ``state[1]``; a chunk that raises sets ``state[2]`` (the caller re-runs the kernel to raise
+    the error). With ``wait`` it returns only when every chunk is finished."""
+    call = ", ".join(arguments + ["P", "lo", "hi"] + (["k"] if chunk_number else []))
+    return (f"@njit({NJIT_OPTIONS})\n"
+            f"def {function}_worker({', '.join(arguments)}, P, extent, chunks, state, wait):\n"
+            f"    while True:\n"
+            f"        k = _A.fetch_add(state, 0, 1)\n"
+            f"        if k >= chunks:\n"
+            f"            break\n"
+            f"        lo = extent * k // chunks\n"
+            f"        hi = extent * (k + 1) // chunks\n"
+            f"        try:\n"
+            f"            {function}({call})\n"
+            f"        except Exception:\n"
+            f"            state[2] = 1\n"
+            f"        _A.fetch_add(state, 1, 1)\n"
+            f"    while wait and _A.load_acquire(state, 1) < chunks:\n"
+            f"        _A.spin_pause()\n")
 
 
 def outer_extent(kernel: Kernel) -> int:
