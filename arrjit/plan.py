@@ -146,7 +146,7 @@ class NativeSegment:
                 call.entry(*args, 0, extent)
 
 
-# Chunks are taken from an atomic counter in native code, so many chunks cost nothing in
+# Chunks are taken from atomic counters in native code, so many chunks cost nothing in
 # hand-overs and balance a helper that starts late (a descheduled vCPU, measured up to 3.6 ms
 # here). Softmax 4096x1024 float32 with 2 threads: 1.9 ms with one chunk per thread handed out
 # in Python, 1.6 ms with 4 per thread, 1.5 ms with 16.
@@ -154,20 +154,45 @@ CHUNKS_PER_THREAD = 16
 
 
 def _worker_tail(chunks: int) -> list:
-    """The arguments after a worker's kernel arguments: extent, chunks, state, wait."""
-    return [1, chunks, np.zeros(3, np.int64), True]
+    """The arguments after a worker's kernel arguments: extent, chunks, state, t, threads,
+    wait (see ``codegen.cpu.render_worker``)."""
+    return [1, chunks, _chunk_state(chunks, 1), 0, 1, True]
+
+
+def _chunk_state(chunks: int, threads: int) -> np.ndarray:
+    """Counters for a worker: [unused, finished, error, next chunk of thread 0, ...]."""
+    state = np.zeros(3 + threads, np.int64)
+    state[3:] = [chunks * t // threads for t in range(threads)]
+    return state
 
 
 def run_chunks(worker: Callable, args: list, extent: int, chunks: int) -> bool:
     """Run a generated ``*_worker`` (``codegen.cpu.render_worker``) on this thread and the
     pool's threads until its ``chunks`` chunks of ``range(extent)`` are all done. A helper that
-    starts after the last chunk was taken returns at once. False if a chunk raised."""
-    state = np.zeros(3, np.int64)
+    starts late finds its first chunks taken by the others; one that has not started when the
+    caller is done is cancelled. False if a chunk raised."""
+    threads = min(thread_count(), chunks)
+    state = _chunk_state(chunks, threads)
+    job = [worker, args, extent, chunks, state]
     pool = _thread_pool()
-    for _ in range(min(thread_count() - 1, chunks - 1)):
-        pool.submit(worker, *args, extent, chunks, state, False)
-    worker(*args, extent, chunks, state, True)
+    helpers = [pool.submit(_help, job, t, threads) for t in range(1, threads)]
+    worker(*args, extent, chunks, state, 0, threads, True)
+    # No helper may hold the buffers after the call: a late helper that still held the output
+    # when the next call allocated made that call take fresh pages (page faults in two
+    # threads, stalls of several ms). Helpers not started yet find the job empty (or are
+    # cancelled); one that took it is waited for.
+    job.clear()
+    for helper in helpers:
+        if not helper.cancel():
+            helper.result()
     return not state[2]
+
+
+def _help(job: list, t: int, threads: int) -> None:
+    taken = list(job)             # empty once the caller is done
+    if taken:
+        worker, args, extent, chunks, state = taken
+        worker(*args, extent, chunks, state, t, threads, False)
 
 
 def _partials(kernel: Kernel, count: int) -> list[np.ndarray]:

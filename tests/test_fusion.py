@@ -155,6 +155,28 @@ def test_full_reductions_split_into_per_thread_partials(split_small_reductions, 
         assert np.isnan(jitted(with_nan))
 
 
+def test_a_helper_that_has_not_started_is_cancelled(split_small_reductions):
+    """The caller does every chunk itself when the helpers are busy, does not wait for them,
+    and no queued helper keeps the arguments or the output alive after the call."""
+    import sys
+    import time
+
+    from arrjit.plan import _thread_pool
+
+    x = np.arange(100_003, dtype=np.float64)
+    f = arrjit.jit(lambda x: x * 2.0)
+    f(x)
+    pool = _thread_pool()
+    busy = [pool.submit(time.sleep, 0.5) for _ in range(pool._max_workers)]
+    t0 = time.perf_counter()
+    out = f(x)
+    assert time.perf_counter() - t0 < 0.4
+    assert_same(out, x * 2.0)
+    assert sys.getrefcount(out) == 2       # this name and getrefcount's argument
+    for b in busy:
+        b.result()
+
+
 def test_chunks_run_once_each_and_errors_reach_the_caller(split_small_reductions):
     x = np.arange(100_003, dtype=np.float64)
     inc = arrjit.jit(lambda x: x + 1.0, donate_argnums=0)

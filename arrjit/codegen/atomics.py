@@ -1,10 +1,10 @@
 """Atomic counters for the chunk scheduler of generated kernels (numba intrinsics).
 
-Threads running one kernel share a small int64 array ``state``: ``state[0]`` hands out chunk
-numbers, ``state[1]`` counts finished chunks, ``state[2]`` marks a chunk that raised. Taking
-and finishing chunks in native code (instead of a Python queue) means a thread never waits to
-be woken: a helper that starts late finds fewer chunks left, and the calling thread spins for
-the last chunks in flight (measured: softmax 4096x1024 float32 1.9 -> 1.5 ms).
+Threads running one kernel share a small int64 array ``state`` of counters (which chunks are
+taken, how many are finished; see ``codegen.cpu.render_worker``). Taking and finishing chunks
+in native code instead of a Python queue means no thread sleeps between chunks: a helper that
+starts late finds fewer chunks left, and the caller spins briefly for the last chunks in
+flight (softmax 4096x1024 float32 with 2 threads: 1.9 -> 1.5 ms).
 
 >>> import numpy as np
 >>> from numba import njit

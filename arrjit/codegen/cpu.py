@@ -521,28 +521,47 @@ def render_split(kernel: Kernel, name: str) -> str:
     return "\n\n".join(sources)
 
 
+# How long the calling thread spins (x86 ``pause`` steps, ~10-60 us) for chunks still running
+# on helpers before it sleeps until they return: an unbounded spin starved a helper that the
+# OS had placed on the caller's core.
+WAIT_SPINS = 2048
+
+
 def render_worker(function: str, arguments: list[str], chunk_number: bool = False) -> str:
-    """``<function>_worker(arguments..., P, extent, chunks, state, wait)`` runs ``function(
-    arguments..., P, lo, hi[, k])`` on chunks ``k`` of ``range(extent)`` taken from the atomic
-    counter ``state[0]`` until none is left (see ``atomics``), counting finished chunks in
-    ``state[1]``; a chunk that raises sets ``state[2]`` (the caller re-runs the kernel to raise
-    the error). With ``wait`` it returns only when every chunk is finished."""
+    """``<function>_worker(arguments..., P, extent, chunks, state, t, threads, wait)``, run by
+    each of ``threads`` threads (``t`` = 0 ... threads - 1), calls ``function(arguments..., P,
+    lo, hi[, k])`` for chunks ``k`` of ``range(extent)``. Thread ``t`` owns the consecutive
+    chunks ``[chunks * t // threads, chunks * (t + 1) // threads)`` and takes them in order from
+    the atomic counter ``state[3 + t]``; when they are gone it takes the remaining chunks of the
+    other threads from their counters. Finished chunks are counted in ``state[1]``; a chunk that
+    raises sets ``state[2]`` (the caller re-runs the kernel to raise the error). With ``wait``
+    it then spins a little (``WAIT_SPINS``) for chunks still running elsewhere.
+
+    Owned consecutive ranges keep each thread on its own pages of a fresh output (two threads
+    faulting in one huge page stalled for milliseconds), and a helper that starts late finds
+    its first chunks already taken."""
     call = ", ".join(arguments + ["P", "lo", "hi"] + (["k"] if chunk_number else []))
     return (f"@njit({NJIT_OPTIONS})\n"
-            f"def {function}_worker({', '.join(arguments)}, P, extent, chunks, state, wait):\n"
-            f"    while True:\n"
-            f"        k = _A.fetch_add(state, 0, 1)\n"
-            f"        if k >= chunks:\n"
-            f"            break\n"
-            f"        lo = extent * k // chunks\n"
-            f"        hi = extent * (k + 1) // chunks\n"
-            f"        try:\n"
-            f"            {function}({call})\n"
-            f"        except Exception:\n"
-            f"            state[2] = 1\n"
-            f"        _A.fetch_add(state, 1, 1)\n"
-            f"    while wait and _A.load_acquire(state, 1) < chunks:\n"
-            f"        _A.spin_pause()\n")
+            f"def {function}_worker({', '.join(arguments)}, P, extent, chunks, state, t, "
+            f"threads, wait):\n"
+            f"    for v in range(threads):\n"
+            f"        owner = (t + v) % threads\n"
+            f"        end = chunks * (owner + 1) // threads\n"
+            f"        while True:\n"
+            f"            k = _A.fetch_add(state, 3 + owner, 1)\n"
+            f"            if k >= end:\n"
+            f"                break\n"
+            f"            lo = extent * k // chunks\n"
+            f"            hi = extent * (k + 1) // chunks\n"
+            f"            try:\n"
+            f"                {function}({call})\n"
+            f"            except Exception:\n"
+            f"                state[2] = 1\n"
+            f"            _A.fetch_add(state, 1, 1)\n"
+            f"    spins = 0\n"
+            f"    while wait and spins < {WAIT_SPINS} and _A.load_acquire(state, 1) < chunks:\n"
+            f"        _A.spin_pause()\n"
+            f"        spins += 1\n")
 
 
 def outer_extent(kernel: Kernel) -> int:
