@@ -286,6 +286,10 @@ def run(quick: bool = False, rounds: int = 7) -> dict:
                 _time_once(fn)
         for _ in range(3 if quick else rounds):
             for name, fn in impls.items():
+                # a discarded run first: the previous peer's idle threads may still be
+                # spinning (OpenMP spins for milliseconds after a parallel region) and would
+                # steal this peer's cores
+                _time_once(fn)
                 samples[name].append(_time_once(fn))
         medians = {name: statistics.median(v) for name, v in samples.items()}
         t = medians["arrjit"]
