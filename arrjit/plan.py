@@ -196,8 +196,8 @@ def _help(job: list, t: int, threads: int) -> None:
 
 
 def _partials(kernel: Kernel, count: int) -> list[np.ndarray]:
-    """One array of ``count`` partial accumulators per reduction of a split kernel."""
-    return [np.empty(count, r.acc_dtype) for r in kernel.reductions]
+    """The partial arrays of a split kernel (``codegen.cpu.partial_arrays``), ``count`` long."""
+    return [np.empty(count, dtype) for _, dtype in cpu.partial_arrays(kernel)]
 
 
 @dataclass
@@ -404,7 +404,7 @@ def build_plan(graph: Graph, partition: Partition, *, donate: Sequence[int] = ()
             name = c.rendered.name
             if c.split:
                 extra.append(cpu.render_split(c.kernel, name))
-                arguments = ([f"part{k}" for k in range(len(c.kernel.reductions))] +
+                arguments = ([name for name, _ in cpu.partial_arrays(c.kernel)] +
                              [f"r{k}" for k in range(len(c.kernel.reads))])
                 extra.append(cpu.render_worker(name + "_part", arguments, chunk_number=True))
             elif c.chunked:

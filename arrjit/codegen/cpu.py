@@ -24,7 +24,7 @@ NJIT_OPTIONS = 'nogil=True, error_model="numpy", cache=CACHE'
 # Reduction kernels may reassociate (never nnan/ninf): the accumulation vectorises, and the sum
 # order already differs from NumPy's pairwise summation (results agree within rounding).
 REDUCTION_OPTIONS = NJIT_OPTIONS + ', fastmath={"reassoc"}'
-CODEGEN_VERSION = "cpu-6"
+CODEGEN_VERSION = "cpu-7"
 
 
 def _type_name(dtype: np.dtype) -> str:
@@ -291,6 +291,7 @@ def _block_lines(r: Reduce) -> tuple[list[str], list[str], list[str]]:
 
 
 ARG_NONE = "np.int64(9223372036854775807)"
+ARG_REDUCTIONS = frozenset({Op.ARGMAX, Op.ARGMIN})
 
 
 def _arg_reduction_lines(r: Reduce, scan: list[list[str]], inner_stmts: dict,
@@ -434,7 +435,7 @@ def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
     scans: list[list[list[str]]] = [[[] for _ in range(nloops + 1)] for _ in range(passes)]
     blocks: list[tuple[list[str], list[str]]] = [([], []) for _ in range(passes)]
     for r in kernel.reductions:
-        if r.op in (Op.ARGMAX, Op.ARGMIN):
+        if r.op in ARG_REDUCTIONS:
             init, update = _arg_reduction_lines(r, scans[r.stage], inner_stmts, nloops)
             # No match (possible only if the two loops round a value differently) gives 0.
             # Arithmetic, not a comparison with ARG_NONE: comparing the result with the
@@ -477,20 +478,57 @@ def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
         emit_outer(0, "")
         return
     body.extend(gaps[0])
+    inner_size = " * ".join(f"p{d}" for d in range(1, nloops)) or "1"
     if mode == "part":
+        if any(scans[0]):
+            _emit_nest(body, scans[0], 0, "")
         _emit_nest(body, inner[0], 0, "", blocks[0])
-        body.extend(f"part{k}[t] = {r.name}" for k, r in enumerate(kernel.reductions))
+        for k, r in enumerate(kernel.reductions):
+            if r.op in ARG_REDUCTIONS:   # the chunk's extreme and its index in the whole range
+                body.append(f"part{k}[t] = min({r.name}, {r.name}_k) + start * {inner_size}")
+                body.append(f"part{k}_m[t] = {r.name}_m")
+            else:
+                body.append(f"part{k}[t] = {r.name}")
         return
     for k, r in enumerate(kernel.reductions):
         body.append("for t in range(n):")
-        update = _reduction_lines(replace(r, value=f"part{k}[t]"))[1]
-        body.extend("    " + line for line in update)
+        if r.op in ARG_REDUCTIONS:
+            body.extend("    " + line for line in _arg_combine_lines(r, k))
+            gaps[1].insert(0, f"{r.name}_k = p0 * {inner_size}")
+        else:
+            update = _reduction_lines(replace(r, value=f"part{k}[t]"))[1]
+            body.extend("    " + line for line in update)
     body.extend(gaps[1])
+
+
+def _arg_combine_lines(r: Reduce, k: int) -> list[str]:
+    """Fold chunk ``t``'s (extreme, index) into the running pair. Chunks come in order and only
+    a strictly better extreme (or the first NaN) replaces the pair, so the first occurrence
+    wins, as in NumPy."""
+    m, value = f"{r.name}_m", f"part{k}_m[t]"
+    cmp = ">" if r.op is Op.ARGMAX else "<"
+    better = f"{value} {cmp} {m}"
+    if r.dtype.kind == "f":
+        better = f"({better}) | (({value} != {value}) & ({m} == {m}))"
+    return [f"if {better}:", f"    {m} = {value}", f"    {r.name} = part{k}[t]"]
+
+
+def partial_arrays(kernel: Kernel) -> list[tuple[str, np.dtype]]:
+    """(name, dtype) of the per-chunk partial arrays of a split kernel: each reduction's
+    accumulator, plus the extreme value for argmax/argmin."""
+    arrays: list[tuple[str, np.dtype]] = []
+    for k, r in enumerate(kernel.reductions):
+        if r.op in ARG_REDUCTIONS:
+            arrays += [(f"part{k}", np.dtype(np.int64)), (f"part{k}_m", r.dtype)]
+        else:
+            arrays.append((f"part{k}", r.acc_dtype))
+    return arrays
 
 
 # Reductions whose partial accumulators (one per chunk) combine with their own update rule.
 SPLITTABLE_REDUCTIONS = frozenset({Op.REDUCE_SUM, Op.REDUCE_PROD, Op.REDUCE_MAX,
-                                   Op.REDUCE_MIN, Op.REDUCE_AND, Op.REDUCE_OR})
+                                   Op.REDUCE_MIN, Op.REDUCE_AND, Op.REDUCE_OR, Op.ARGMAX,
+                                   Op.ARGMIN})
 
 
 def can_split(kernel: Kernel) -> bool:
@@ -506,7 +544,7 @@ def render_split(kernel: Kernel, name: str) -> str:
     the stores."""
     writes = [f"w{k}" for k in range(len(kernel.writes))]
     reads = [f"r{k}" for k in range(len(kernel.reads))]
-    parts = [f"part{k}" for k in range(len(kernel.reductions))]
+    parts = [name for name, _ in partial_arrays(kernel)]
     sources = []
     for mode, signature in (("part", parts + reads + ["P", "start", "stop", "t"]),
                             ("finish", writes + reads + parts + ["P", "n"])):
