@@ -117,6 +117,30 @@ def test_float32_sum_blocks_cover_every_element_of_partial_chunks(split_small_re
     assert_same(arrjit.jit(lambda x: anp.sum(x, axis=1))(rows), rows.sum(axis=1))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+def test_blocked_argmax_across_blocks_matches_numpy(dtype):
+    """argmax/argmin over one reduced loop scan blocks of ARG_BLOCK elements and look for the
+    index only in a block that beats the running extreme: ties across blocks, NaN in a
+    later block, all-equal and all-extreme rows keep NumPy's first occurrence."""
+    from arrjit.codegen.cpu import ARG_BLOCK
+
+    n = 2 * ARG_BLOCK + 37
+    rng = np.random.default_rng(5)
+    x = (rng.integers(-3, 4, size=(8, n)) if dtype == np.int32
+         else rng.standard_normal((8, n))).astype(dtype)
+    x[1] = 7                                    # all equal
+    x[2, [5, ARG_BLOCK + 5, 2 * ARG_BLOCK + 5]] = 99   # a tie in three blocks
+    x[3, -1] = 99                               # the extreme in the short last block
+    if dtype != np.int32:
+        x[4, [ARG_BLOCK + 3, ARG_BLOCK + 9]] = np.nan  # NaN only in a later block
+        x[5] = -np.inf
+        x[6] = np.inf
+        x[6, 2 * ARG_BLOCK + 1] = np.nan
+    for fn in (lambda ns, x: ns.argmax(x, axis=1), lambda ns, x: ns.argmin(x, axis=1),
+               lambda ns, x: ns.argmax(x[2]), lambda ns, x: ns.argmin(x[6])):
+        assert_same(arrjit.jit(lambda x: fn(anp, x))(x), fn(np, x))
+
+
 @pytest.fixture
 def split_small_reductions():
     arrjit.config.update("parallel_threshold", 1000)

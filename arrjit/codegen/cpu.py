@@ -24,7 +24,7 @@ NJIT_OPTIONS = 'nogil=True, error_model="numpy", cache=CACHE'
 # Reduction kernels may reassociate (never nnan/ninf): the accumulation vectorises, and the sum
 # order already differs from NumPy's pairwise summation (results agree within rounding).
 REDUCTION_OPTIONS = NJIT_OPTIONS + ', fastmath={"reassoc"}'
-CODEGEN_VERSION = "cpu-7"
+CODEGEN_VERSION = "cpu-8"
 
 
 def _type_name(dtype: np.dtype) -> str:
@@ -325,6 +325,53 @@ def _arg_reduction_lines(r: Reduce, scan: list[list[str]], inner_stmts: dict,
     return init, update
 
 
+# argmax/argmin over one reduced loop read each block of this many elements once from memory:
+# a scan finds the block's extreme, and only a block that beats the running extreme is
+# scanned again (from L1) for the index.
+ARG_BLOCK = 1024
+
+
+def _better(r: Reduce, candidate: str, current: str) -> str:
+    """A strictly better extreme, or the first NaN (floats)."""
+    better = f"{candidate} {'>' if r.op is Op.ARGMAX else '<'} {current}"
+    if r.dtype.kind == "f":
+        better = f"({better}) | (({candidate} != {candidate}) & ({current} == {current}))"
+    return better
+
+
+def _blocked_arg_lines(r: Reduce, values: list[str], d: int) -> list[str]:
+    """The pass of an argmax/argmin whose loop ``d`` is the only reduced loop and which computes
+    nothing else: in blocks of ``ARG_BLOCK``, a vectorised scan for the block's extreme and,
+    for a block that beats the running extreme (earlier blocks win ties), a vectorised scan
+    for the first index where it occurs."""
+    acc, v, m, k = r.name, r.value, f"{r.name}_m", f"{r.name}_k"
+    lo, hi = ("start", "stop") if d == 0 else ("0", f"p{d}")
+    block, end, bm = f"i{d}_b", f"{acc}_e", f"{acc}_bm"
+    extreme = _extreme(r.dtype, r.op is Op.ARGMIN)
+    if r.dtype.kind == "f":
+        fn = "_M.fmaximum" if r.op is Op.ARGMAX else "_M.fminimum"
+        scan = f"{bm} = {fn}({bm}, {v})"
+        match = f"(({v} == {m}) | (({m} != {m}) & ({v} != {v})))"
+    else:
+        scan = f"{bm} = {v} if {v} {'>' if r.op is Op.ARGMAX else '<'} {bm} else {bm}"
+        match = f"({v} == {m})"
+    return [f"for {block} in range({lo}, {hi}, {ARG_BLOCK}):",
+            f"    {end} = min({block} + {ARG_BLOCK}, {hi})",
+            f"    {bm} = {extreme}",
+            f"    for i{d} in range({block}, {end}):",
+            *(f"        {line}" for line in values),
+            f"        {scan}",
+            f"    if {_better(r, bm, m)}:",
+            f"        {m} = {bm}",
+            f"        {acc} = {ARG_NONE}",
+            f"        {k}_i = {k}",
+            f"        for i{d} in range({block}, {end}):",
+            *(f"            {line}" for line in values),
+            f"            {acc} = min({acc}, {k}_i if {match} else {ARG_NONE})",
+            f"            {k}_i += 1",
+            f"    {k} += {end} - {block}"]
+
+
 def render_kernel(kernel: Kernel) -> RenderedKernel:
     """Render the kernel as a decorated numba function; name derived from its body hash."""
     params = _ParamTable()
@@ -451,12 +498,21 @@ def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
             init, update = _reduction_lines(r)
         gaps[r.stage].extend(init)
         inner[r.stage][nloops].extend(update)
+    stored_inside: set[int] = set()
     for s in kernel.stores:
         line = f"w{s.buffer}[{_index_expr(s.access, params)}] = {s.value}"
         if _depth(s.access) > n_outer or depth.get(s.value, 0) > n_outer:
             inner[s.stage][nloops].append(line)
+            stored_inside.add(s.stage)
         else:
             gaps[s.stage].append(line)
+    blocked_args: dict[int, list[str]] = {}   # pass: its lines, when it is one blocked argmax
+    for p in range(passes if nloops - n_outer == 1 else 0):
+        of_pass = [r for r in kernel.reductions if r.stage == p]
+        if len(of_pass) == 1 and of_pass[0].op in ARG_REDUCTIONS and p not in stored_inside:
+            values = [line for (st, _, _, line) in inner_stmts.values() if st == p]
+            if values == scans[p][nloops][:-1]:    # the pass computes only the value
+                blocked_args[p] = _blocked_arg_lines(of_pass[0], values, nloops - 1)
 
 
     def emit_outer(d: int, indent: str) -> None:
@@ -469,6 +525,9 @@ def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
             body.extend(indent + line for line in gaps[p])
             if p == passes:
                 continue
+            if p in blocked_args:
+                body.extend(indent + line for line in blocked_args[p])
+                continue
             if any(scans[p]):
                 _emit_nest(body, scans[p], n_outer, indent)
             if any(inner[p]):
@@ -480,9 +539,12 @@ def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
     body.extend(gaps[0])
     inner_size = " * ".join(f"p{d}" for d in range(1, nloops)) or "1"
     if mode == "part":
-        if any(scans[0]):
-            _emit_nest(body, scans[0], 0, "")
-        _emit_nest(body, inner[0], 0, "", blocks[0])
+        if 0 in blocked_args:
+            body.extend(blocked_args[0])
+        else:
+            if any(scans[0]):
+                _emit_nest(body, scans[0], 0, "")
+            _emit_nest(body, inner[0], 0, "", blocks[0])
         for k, r in enumerate(kernel.reductions):
             if r.op in ARG_REDUCTIONS:   # the chunk's extreme and its index in the whole range
                 body.append(f"part{k}[t] = min({r.name}, {r.name}_k) + start * {inner_size}")
@@ -506,11 +568,7 @@ def _arg_combine_lines(r: Reduce, k: int) -> list[str]:
     a strictly better extreme (or the first NaN) replaces the pair, so the first occurrence
     wins, as in NumPy."""
     m, value = f"{r.name}_m", f"part{k}_m[t]"
-    cmp = ">" if r.op is Op.ARGMAX else "<"
-    better = f"{value} {cmp} {m}"
-    if r.dtype.kind == "f":
-        better = f"({better}) | (({value} != {value}) & ({m} == {m}))"
-    return [f"if {better}:", f"    {m} = {value}", f"    {r.name} = part{k}[t]"]
+    return [f"if {_better(r, value, m)}:", f"    {m} = {value}", f"    {r.name} = part{k}[t]"]
 
 
 def partial_arrays(kernel: Kernel) -> list[tuple[str, np.dtype]]:
