@@ -145,7 +145,7 @@ class Kernel:
         units on."""
         per_element = 1 + sum(COSTLY_WEIGHT if s.op in COSTLY else 1
                               for s in self.stmts if isinstance(s, Compute))
-        per_element += sum(1 for _ in self.reductions)
+        per_element += len(self.reductions)
         return self.elements * per_element
 
     @property

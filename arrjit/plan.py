@@ -95,14 +95,14 @@ class NativeSegment:
                     self._compile_split(loaded, call, bufs)
                 elif call.chunked:
                     call.worker = self._compile(loaded, call.rendered.name + "_worker",
-                                                args + _worker_tail(1))
+                                                args + _worker_tail())
 
     def _compile_split(self, loaded, call: KernelCall, bufs: list) -> None:
         writes, reads = call.buffers(bufs)
         parts = _partials(call.kernel, 1)
         name, params = call.rendered.name, call.rendered.params
         call.worker = self._compile(loaded, name + "_part_worker",
-                                    parts + reads + [params] + _worker_tail(1))
+                                    parts + reads + [params] + _worker_tail())
         call.finish = self._compile(loaded, name + "_finish",
                                     writes + reads + parts + [params, 1])
 
@@ -153,16 +153,16 @@ class NativeSegment:
 CHUNKS_PER_THREAD = 16
 
 
-def _worker_tail(chunks: int) -> list:
-    """The arguments after a worker's kernel arguments: extent, chunks, state, t, threads,
-    wait (see ``codegen.cpu.render_worker``)."""
-    return [1, chunks, _chunk_state(chunks, 1), 0, 1, True]
+def _worker_tail() -> list:
+    """Example arguments after a worker's kernel arguments, for compiling it: extent, chunks,
+    state, t, threads, wait (see ``codegen.cpu.render_worker``)."""
+    return [1, 1, _chunk_state(1, 1), 0, 1, True]
 
 
 def _chunk_state(chunks: int, threads: int) -> np.ndarray:
-    """Counters for a worker: [unused, finished, error, next chunk of thread 0, ...]."""
-    state = np.zeros(3 + threads, np.int64)
-    state[3:] = [chunks * t // threads for t in range(threads)]
+    """Counters for a worker: [finished, error, next chunk of thread 0, of thread 1, ...]."""
+    state = np.zeros(2 + threads, np.int64)
+    state[2:] = [chunks * t // threads for t in range(threads)]
     return state
 
 
@@ -185,7 +185,7 @@ def run_chunks(worker: Callable, args: list, extent: int, chunks: int) -> bool:
     for helper in helpers:
         if not helper.cancel():
             helper.result()
-    return not state[2]
+    return not state[1]
 
 
 def _help(job: list, t: int, threads: int) -> None:
@@ -401,16 +401,10 @@ def build_plan(graph: Graph, partition: Partition, *, donate: Sequence[int] = ()
             big = parallel and c.kernel.work >= config.parallel_threshold
             c.split = big and cpu.can_split(c.kernel)
             c.chunked = big and not c.split and c.kernel.splittable
-            name = c.rendered.name
             if c.split:
-                extra.append(cpu.render_split(c.kernel, name))
-                arguments = ([name for name, _ in cpu.partial_arrays(c.kernel)] +
-                             [f"r{k}" for k in range(len(c.kernel.reads))])
-                extra.append(cpu.render_worker(name + "_part", arguments, chunk_number=True))
-            elif c.chunked:
-                arguments = ([f"w{k}" for k in range(len(c.kernel.writes))] +
-                             [f"r{k}" for k in range(len(c.kernel.reads))])
-                extra.append(cpu.render_worker(name, arguments))
+                extra.append(cpu.render_split(c.kernel, c.rendered.name))
+            if c.split or c.chunked:
+                extra.append(cpu.render_worker(c.kernel, c.rendered.name, c.split))
         source, slots = cpu.render_module(rendered, [c.slots for c in pending],
                                           [bool(c.kernel.sizes) for c in pending], tuple(extra))
         segments.append(NativeSegment(list(pending), source, slots, parallel, stats))

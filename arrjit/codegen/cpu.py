@@ -24,7 +24,7 @@ NJIT_OPTIONS = 'nogil=True, error_model="numpy", cache=CACHE'
 # Reduction kernels may reassociate (never nnan/ninf): the accumulation vectorises, and the sum
 # order already differs from NumPy's pairwise summation (results agree within rounding).
 REDUCTION_OPTIONS = NJIT_OPTIONS + ', fastmath={"reassoc"}'
-CODEGEN_VERSION = "cpu-8"
+CODEGEN_VERSION = "cpu-9"
 
 
 def _type_name(dtype: np.dtype) -> str:
@@ -261,12 +261,24 @@ def _reduction_lines(r: Reduce) -> tuple[list[str], list[str]]:
         return [f"{acc} = False"], [f"{acc} = {acc} | {v}"]
     if op in (Op.REDUCE_MAX, Op.REDUCE_MIN):
         init = [f"{acc} = {_extreme(r.dtype, op is Op.REDUCE_MIN)}"]
-        if r.dtype.kind == "f":
-            fn = "_M.fmaximum" if op is Op.REDUCE_MAX else "_M.fminimum"
-            return init, [f"{acc} = {fn}({acc}, {v})"]
-        cmp = ">" if op is Op.REDUCE_MAX else "<"
-        return init, [f"{acc} = {v} if {v} {cmp} {acc} else {acc}"]
+        return init, [_extreme_update(op is Op.REDUCE_MAX, r.dtype, acc, v)]
     raise AssertionError(f"{op} is rendered by _arg_reduction_lines")
+
+
+def _extreme_update(largest: bool, dtype: np.dtype, acc: str, v: str) -> str:
+    """``acc`` becomes the max (``largest``) or min of ``acc`` and ``v``; for floats NaN wins
+    (``llvm.maximum``/``minimum``: a loop reducing with them vectorises)."""
+    if dtype.kind == "f":
+        return f"{acc} = {'_M.fmaximum' if largest else '_M.fminimum'}({acc}, {v})"
+    return f"{acc} = {v} if {v} {'>' if largest else '<'} {acc} else {acc}"
+
+
+def _arg_match(r: Reduce, m: str) -> str:
+    """Whether the value of ``r`` is the extreme ``m`` (for floats: both NaN also match)."""
+    v = r.value
+    if r.dtype.kind == "f":
+        return f"(({v} == {m}) | (({m} != {m}) & ({v} != {v})))"
+    return f"({v} == {m})"
 
 
 # Float32 sums add each block of this many iterations of the innermost loop in float32 (the
@@ -308,20 +320,12 @@ def _arg_reduction_lines(r: Reduce, scan: list[list[str]], inner_stmts: dict,
     for name, (_, d, _, line) in inner_stmts.items():   # in statement order
         if name in needed:
             scan[d].append(line)
-    acc, v, m, k = r.name, r.value, f"{r.name}_m", f"{r.name}_k"
-    largest = r.op is Op.ARGMIN
-    init = [f"{m} = {_extreme(r.dtype, largest)}", f"{acc} = {ARG_NONE}", f"{k} = 0"]
-    if r.dtype.kind == "f":
-        fn = "_M.fmaximum" if r.op is Op.ARGMAX else "_M.fminimum"
-        scan[nloops].append(f"{m} = {fn}({m}, {v})")
-        match = f"(({v} == {m}) | (({m} != {m}) & ({v} != {v})))"
-    else:
-        cmp = ">" if r.op is Op.ARGMAX else "<"
-        scan[nloops].append(f"{m} = {v} if {v} {cmp} {m} else {m}")
-        match = f"({v} == {m})"
+    acc, m, k = r.name, f"{r.name}_m", f"{r.name}_k"
+    init = [f"{m} = {_extreme(r.dtype, r.op is Op.ARGMIN)}", f"{acc} = {ARG_NONE}", f"{k} = 0"]
+    scan[nloops].append(_extreme_update(r.op is Op.ARGMAX, r.dtype, m, r.value))
     # min() vectorises where the equivalent conditional expression does not (float64 rows of
     # 1024: 8.1 -> 2.4-3.1 ms single-threaded)
-    update = [f"{acc} = min({acc}, {k} if {match} else {ARG_NONE})", f"{k} += 1"]
+    update = [f"{acc} = min({acc}, {k} if {_arg_match(r, m)} else {ARG_NONE})", f"{k} += 1"]
     return init, update
 
 
@@ -344,32 +348,30 @@ def _blocked_arg_lines(r: Reduce, values: list[str], d: int) -> list[str]:
     nothing else: in blocks of ``ARG_BLOCK``, a vectorised scan for the block's extreme and,
     for a block that beats the running extreme (earlier blocks win ties), a vectorised scan
     for the first index where it occurs."""
-    acc, v, m, k = r.name, r.value, f"{r.name}_m", f"{r.name}_k"
+    acc, m, k = r.name, f"{r.name}_m", f"{r.name}_k"
     lo, hi = ("start", "stop") if d == 0 else ("0", f"p{d}")
     block, end, bm = f"i{d}_b", f"{acc}_e", f"{acc}_bm"
-    extreme = _extreme(r.dtype, r.op is Op.ARGMIN)
-    if r.dtype.kind == "f":
-        fn = "_M.fmaximum" if r.op is Op.ARGMAX else "_M.fminimum"
-        scan = f"{bm} = {fn}({bm}, {v})"
-        match = f"(({v} == {m}) | (({m} != {m}) & ({v} != {v})))"
-    else:
-        scan = f"{bm} = {v} if {v} {'>' if r.op is Op.ARGMAX else '<'} {bm} else {bm}"
-        match = f"({v} == {m})"
     return [f"for {block} in range({lo}, {hi}, {ARG_BLOCK}):",
             f"    {end} = min({block} + {ARG_BLOCK}, {hi})",
-            f"    {bm} = {extreme}",
+            f"    {bm} = {_extreme(r.dtype, r.op is Op.ARGMIN)}",
             f"    for i{d} in range({block}, {end}):",
             *(f"        {line}" for line in values),
-            f"        {scan}",
+            f"        {_extreme_update(r.op is Op.ARGMAX, r.dtype, bm, r.value)}",
             f"    if {_better(r, bm, m)}:",
             f"        {m} = {bm}",
             f"        {acc} = {ARG_NONE}",
             f"        {k}_i = {k}",
             f"        for i{d} in range({block}, {end}):",
             *(f"            {line}" for line in values),
-            f"            {acc} = min({acc}, {k}_i if {match} else {ARG_NONE})",
+            f"            {acc} = min({acc}, {k}_i if {_arg_match(r, m)} else {ARG_NONE})",
             f"            {k}_i += 1",
             f"    {k} += {end} - {block}"]
+
+
+def _array_names(kernel: Kernel) -> tuple[list[str], list[str]]:
+    """The kernel's array parameters: (written, read)."""
+    return ([f"w{k}" for k in range(len(kernel.writes))],
+            [f"r{k}" for k in range(len(kernel.reads))])
 
 
 def render_kernel(kernel: Kernel) -> RenderedKernel:
@@ -378,8 +380,7 @@ def render_kernel(kernel: Kernel) -> RenderedKernel:
     nloops = len(kernel.sizes)
     for n in kernel.sizes:
         params.slot(n)
-    writes = [f"w{k}" for k in range(len(kernel.writes))]
-    reads = [f"r{k}" for k in range(len(kernel.reads))]
+    writes, reads = _array_names(kernel)
     body: list[str] = [f"{name} = {name}.reshape({name}.size)" for name in writes + reads]
     if kernel.n_outer is None:
         _render_elementwise(kernel, params, body)
@@ -600,8 +601,7 @@ def render_split(kernel: Kernel, name: str) -> str:
     stop)`` of the outermost loop into slot ``t`` of the partial arrays; ``<name>_finish(
     writes..., reads..., part..., P, n)`` combines ``n`` partials and runs the epilogue and
     the stores."""
-    writes = [f"w{k}" for k in range(len(kernel.writes))]
-    reads = [f"r{k}" for k in range(len(kernel.reads))]
+    writes, reads = _array_names(kernel)
     parts = [name for name, _ in partial_arrays(kernel)]
     sources = []
     for mode, signature in (("part", parts + reads + ["P", "start", "stop", "t"]),
@@ -623,14 +623,24 @@ def render_split(kernel: Kernel, name: str) -> str:
 WAIT_SPINS = 2048
 
 
-def render_worker(function: str, arguments: list[str], chunk_number: bool = False) -> str:
+def render_worker(kernel: Kernel, name: str, split: bool) -> str:
+    """The worker running kernel ``name`` on chunks (for a ``split`` kernel: its ``_part``
+    function, filling partial slot ``k`` for chunk ``k``); see ``_render_worker``."""
+    writes, reads = _array_names(kernel)
+    if split:
+        parts = [part for part, _ in partial_arrays(kernel)]
+        return _render_worker(name + "_part", parts + reads, chunk_number=True)
+    return _render_worker(name, writes + reads)
+
+
+def _render_worker(function: str, arguments: list[str], chunk_number: bool = False) -> str:
     """``<function>_worker(arguments..., P, extent, chunks, state, t, threads, wait)``, run by
     each of ``threads`` threads (``t`` = 0 ... threads - 1), calls ``function(arguments..., P,
     lo, hi[, k])`` for chunks ``k`` of ``range(extent)``. Thread ``t`` owns the consecutive
     chunks ``[chunks * t // threads, chunks * (t + 1) // threads)`` and takes them in order from
-    the atomic counter ``state[3 + t]``; when they are gone it takes the remaining chunks of the
-    other threads from their counters. Finished chunks are counted in ``state[1]``; a chunk that
-    raises sets ``state[2]`` (the caller re-runs the kernel to raise the error). With ``wait``
+    the atomic counter ``state[2 + t]``; when they are gone it takes the remaining chunks of the
+    other threads from their counters. Finished chunks are counted in ``state[0]``; a chunk that
+    raises sets ``state[1]`` (the caller re-runs the kernel to raise the error). With ``wait``
     it then spins a little (``WAIT_SPINS``) for chunks still running elsewhere.
 
     Owned consecutive ranges keep each thread on its own pages of a fresh output (two threads
@@ -644,7 +654,7 @@ def render_worker(function: str, arguments: list[str], chunk_number: bool = Fals
             f"        owner = (t + v) % threads\n"
             f"        end = chunks * (owner + 1) // threads\n"
             f"        while True:\n"
-            f"            k = _A.fetch_add(state, 3 + owner, 1)\n"
+            f"            k = _A.fetch_add(state, 2 + owner, 1)\n"
             f"            if k >= end:\n"
             f"                break\n"
             f"            lo = extent * k // chunks\n"
@@ -652,10 +662,10 @@ def render_worker(function: str, arguments: list[str], chunk_number: bool = Fals
             f"            try:\n"
             f"                {function}({call})\n"
             f"            except Exception:\n"
-            f"                state[2] = 1\n"
-            f"            _A.fetch_add(state, 1, 1)\n"
+            f"                state[1] = 1\n"
+            f"            _A.fetch_add(state, 0, 1)\n"
             f"    spins = 0\n"
-            f"    while wait and spins < {WAIT_SPINS} and _A.load_acquire(state, 1) < chunks:\n"
+            f"    while wait and spins < {WAIT_SPINS} and _A.load_acquire(state, 0) < chunks:\n"
             f"        _A.spin_pause()\n"
             f"        spins += 1\n")
 

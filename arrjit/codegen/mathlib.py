@@ -562,6 +562,22 @@ def _exp_dd64(hi, lo):
 
 
 @njit(inline="always", **_FLAGS)
+def _pow_signs_and_specials(x, y, mag):
+    """``x ** y`` (float64) from ``mag`` = ``|x| ** y``: the sign for negative ``x`` and odd
+    integer ``y``, NaN for negative ``x`` and non-integer ``y``, and C99 ``pow``'s cases for
+    1, 0, NaN and infinite exponents."""
+    ax = abs(x)
+    y_int = np.floor(y) == y
+    y_odd = y_int and abs(y) < 9007199254740992.0 and np.floor(0.5 * y) * 2.0 != y
+    negative = np.signbit(x)
+    r = -mag if (negative and y_odd) else mag
+    r = NAN if (negative and not y_int and ax != 0.0 and ax != INF) else r
+    r = 1.0 if (ax == 1.0 and abs(y) == INF) else r
+    r = x + y if (x != x or y != y) else r
+    return 1.0 if (x == 1.0 or y == 0.0) else r
+
+
+@njit(inline="always", **_FLAGS)
 def power64(x, y):
     """``x ** y`` with C99 ``pow``'s special cases."""
     ax = abs(x)
@@ -572,14 +588,7 @@ def power64(x, y):
     edge = (y < 0.0) == (ax == 0.0)       # |x| = 0 or inf: 0 or inf by the sign of y
     mag = (INF if edge else 0.0) if (ax == 0.0 or ax == INF) else mag
     mag = (INF if (ax > 1.0) == (y > 0.0) else 0.0) if abs(y) == INF else mag
-    y_int = np.floor(y) == y
-    y_odd = y_int and abs(y) < 9007199254740992.0 and np.floor(0.5 * y) * 2.0 != y
-    negative = np.signbit(x)
-    r = -mag if (negative and y_odd) else mag
-    r = NAN if (negative and not y_int and ax != 0.0 and ax != INF) else r
-    r = 1.0 if (ax == 1.0 and abs(y) == INF) else r
-    r = x + y if (x != x or y != y) else r
-    return 1.0 if (x == 1.0 or y == 0.0) else r
+    return _pow_signs_and_specials(x, y, mag)
 
 
 # -- float32 ----------------------------------------------------------------------------------
@@ -764,14 +773,4 @@ def power32(x, y):
     float32 after one rounding."""
     xd = np.float64(x)
     yd = np.float64(y)
-    ax = abs(xd)
-    mag = exp64(yd * log64(ax))
-    y_int = np.floor(yd) == yd
-    y_odd = y_int and abs(yd) < 9007199254740992.0 and np.floor(0.5 * yd) * 2.0 != yd
-    negative = np.signbit(xd)
-    r = -mag if (negative and y_odd) else mag
-    r = NAN if (negative and not y_int and ax != 0.0 and ax != INF) else r
-    r = 1.0 if (ax == 1.0 and abs(yd) == INF) else r
-    r = x + y if (x != x or y != y) else r
-    r = 1.0 if (xd == 1.0 or yd == 0.0) else r
-    return np.float32(r)
+    return np.float32(_pow_signs_and_specials(xd, yd, exp64(yd * log64(abs(xd)))))
