@@ -44,6 +44,9 @@ OPTIONS: dict[str, Option] = {
                "log trace / fuse / codegen / compile times on the 'arrjit' logger"),
         Option("num_threads", 0, int,
                "threads for large kernels (0: all cores)"),
+        Option("spin_wait_us", 500, float,
+               "how long a helper thread spins for the next parallel kernel before it sleeps "
+               "(microseconds; waking a sleeping thread costs 60-250 us on a VM)"),
         Option("parallel_threshold", 5_000_000, int,
                "loop nests with less estimated work than this run on one thread (work: "
                "elements x (1 + 1 per operation + 8 per exp/log/division...))"),

@@ -3,14 +3,12 @@
 A plan is built once per call signature. Running it allocates outputs and intermediates with
 ``np.empty`` (faster than allocating inside numba), then makes one native call per segment of
 consecutive kernels; library calls (BLAS) run between segments. Kernels over many elements are
-split across threads by their outermost loop (each kernel is ``nogil``).
+split across threads by their outermost loop (each kernel is ``nogil``; ``arrjit.threads``).
 """
 from __future__ import annotations
 
-import os
 import time
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -19,26 +17,12 @@ import numpy as np
 from . import compile as compiler
 from . import library
 from .codegen import cpu
+from .threads import chunk_state, run_chunks, thread_count
 from .config import config
 from .errors import DonationWarning
 from .fuse import Kernel, Partition
 from .memory import StepMemory, plan_buffers, plan_donations
 from .ir import Graph, Op, Var
-
-
-_pool: ThreadPoolExecutor | None = None
-
-
-def thread_count() -> int:
-    wanted = config.num_threads or os.cpu_count() or 1
-    return max(1, int(wanted))
-
-
-def _thread_pool() -> ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max(1, thread_count() - 1), thread_name_prefix="arrjit")
-    return _pool
 
 
 @dataclass
@@ -155,44 +139,8 @@ CHUNKS_PER_THREAD = 16
 
 def _worker_tail() -> list:
     """Example arguments after a worker's kernel arguments, for compiling it: extent, chunks,
-    state, t, threads, wait (see ``codegen.cpu.render_worker``)."""
-    return [1, 1, _chunk_state(1, 1), 0, 1, True]
-
-
-def _chunk_state(chunks: int, threads: int) -> np.ndarray:
-    """Counters for a worker: [finished, error, next chunk of thread 0, of thread 1, ...]."""
-    state = np.zeros(2 + threads, np.int64)
-    state[2:] = [chunks * t // threads for t in range(threads)]
-    return state
-
-
-def run_chunks(worker: Callable, args: list, extent: int, chunks: int) -> bool:
-    """Run a generated ``*_worker`` (``codegen.cpu.render_worker``) on this thread and the
-    pool's threads until its ``chunks`` chunks of ``range(extent)`` are all done. A helper that
-    starts late finds its first chunks taken by the others; one that has not started when the
-    caller is done is cancelled. False if a chunk raised."""
-    threads = min(thread_count(), chunks)
-    state = _chunk_state(chunks, threads)
-    job = [worker, args, extent, chunks, state]
-    pool = _thread_pool()
-    helpers = [pool.submit(_help, job, t, threads) for t in range(1, threads)]
-    worker(*args, extent, chunks, state, 0, threads, True)
-    # No helper may hold the buffers after the call: a late helper that still held the output
-    # when the next call allocated made that call take fresh pages (page faults in two
-    # threads, stalls of several ms). Helpers not started yet find the job empty (or are
-    # cancelled); one that took it is waited for.
-    job.clear()
-    for helper in helpers:
-        if not helper.cancel():
-            helper.result()
-    return not state[1]
-
-
-def _help(job: list, t: int, threads: int) -> None:
-    taken = list(job)             # empty once the caller is done
-    if taken:
-        worker, args, extent, chunks, state = taken
-        worker(*args, extent, chunks, state, t, threads, False)
+    state, t, threads, bell (see ``codegen.cpu.render_worker``)."""
+    return [1, 1, chunk_state(1, 1), 0, 1, np.zeros(1, np.int64)]
 
 
 def _partials(kernel: Kernel, count: int) -> list[np.ndarray]:
@@ -261,7 +209,7 @@ class Plan:
         if self.fast_run is not None:
             return self.fast_run(args)
         outs = self._run_generic(args)
-        self.fast_run = make_runner(self)
+        self.fast_run = make_runner(self) or self._run_generic
         return outs
 
     def _run_generic(self, args: Sequence[np.ndarray]) -> list[np.ndarray]:

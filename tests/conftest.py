@@ -14,3 +14,16 @@ def _quiet_numpy():
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         yield
+
+
+@pytest.fixture
+def two_threads_from_1000_elements():
+    """Kernels of 1000 elements and more run on two threads (full reductions split)."""
+    import arrjit
+    from arrjit.config import OPTIONS
+
+    arrjit.config.update("parallel_threshold", 1000)
+    arrjit.config.update("num_threads", 2)
+    yield
+    for name in ("parallel_threshold", "num_threads", "spin_wait_us"):
+        arrjit.config.update(name, OPTIONS[name].default)

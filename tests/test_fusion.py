@@ -6,7 +6,6 @@ import pytest
 import arrjit
 import arrjit.numpy as anp
 from arrjit.bench import layernorm, logsumexp, softmax
-from arrjit.config import OPTIONS
 from arrjit.ir import Op
 from arrjit.simplify import simplify
 
@@ -110,7 +109,7 @@ def test_float32_sums_are_as_accurate_as_numpy(shape, axis):
     assert ours_err <= numpy_err + 0.5 * eps
 
 
-def test_float32_sum_blocks_cover_every_element_of_partial_chunks(split_small_reductions):
+def test_float32_sum_blocks_cover_every_element_of_partial_chunks(two_threads_from_1000_elements):
     x = np.arange(1, 5001, dtype=np.float32)      # exact in float32 block sums and float64
     assert arrjit.jit(lambda x: anp.sum(x))(x) == np.float32(5000 * 5001 // 2)
     rows = x.reshape(10, 500)
@@ -141,15 +140,6 @@ def test_blocked_argmax_across_blocks_matches_numpy(dtype):
         assert_same(arrjit.jit(lambda x: fn(anp, x))(x), fn(np, x))
 
 
-@pytest.fixture
-def split_small_reductions():
-    arrjit.config.update("parallel_threshold", 1000)
-    arrjit.config.update("num_threads", 2)
-    yield
-    arrjit.config.update("parallel_threshold", OPTIONS["parallel_threshold"].default)
-    arrjit.config.update("num_threads", 0)
-
-
 SPLIT_PROGRAMS = {
     "sum": lambda ns, a: ns.sum(a * 2.0),
     "sum float32": lambda ns, a: ns.sum(a.astype(np.float32)),
@@ -166,7 +156,7 @@ SPLIT_PROGRAMS = {
 
 
 @pytest.mark.parametrize("name", sorted(SPLIT_PROGRAMS))
-def test_full_reductions_split_into_per_thread_partials(split_small_reductions, name):
+def test_full_reductions_split_into_per_thread_partials(two_threads_from_1000_elements, name):
     fn = SPLIT_PROGRAMS[name]
     a = np.random.default_rng(2).random(5000)
     jitted = arrjit.jit(lambda a: fn(anp, a))
@@ -183,45 +173,3 @@ def test_full_reductions_split_into_per_thread_partials(split_small_reductions, 
         for o, r in zip(out if isinstance(out, tuple) else (out,),
                         ref if isinstance(ref, tuple) else (ref,)):
             assert_same(o, r, rtol=1e-12)
-
-
-def test_a_helper_that_has_not_started_is_cancelled(split_small_reductions):
-    """The caller does every chunk itself when the helpers are busy, does not wait for them,
-    and no queued helper keeps the arguments or the output alive after the call."""
-    import sys
-    import time
-
-    from arrjit.plan import _thread_pool
-
-    x = np.arange(100_003, dtype=np.float64)
-    f = arrjit.jit(lambda x: x * 2.0)
-    f(x)
-    pool = _thread_pool()
-    busy = [pool.submit(time.sleep, 0.5) for _ in range(pool._max_workers)]
-    t0 = time.perf_counter()
-    out = f(x)
-    assert time.perf_counter() - t0 < 0.4
-    assert_same(out, x * 2.0)
-    assert sys.getrefcount(out) == 2       # this name and getrefcount's argument
-    for b in busy:
-        b.result()
-
-
-def test_chunks_run_once_each_and_errors_reach_the_caller(split_small_reductions):
-    x = np.arange(100_003, dtype=np.float64)
-    inc = arrjit.jit(lambda x: x + 1.0, donate_argnums=0)
-    plan = inc.lower(x)._entry.plan
-    assert [c.chunked for seg in plan.segments for c in seg.calls] == [True]
-    y = inc(x)                       # in place: a chunk run twice would add 2
-    assert np.shares_memory(x, y)
-    assert_same(y, np.arange(1, 100_004, dtype=np.float64))
-
-    base = np.full(50_000, 2, dtype=np.int64)
-    exponent = np.ones(50_000, dtype=np.int64)
-    exponent[40_000] = -1            # raises inside one chunk, on whichever thread runs it
-    power = arrjit.jit(lambda a, b: a ** b + 1)
-    assert [c.chunked for seg in power.lower(base, exponent)._entry.plan.segments
-            for c in seg.calls] == [True]
-    with pytest.raises(ValueError, match="negative integer powers"):
-        power(base, exponent)
-    assert_same(power(base, np.ones_like(exponent)), np.full(50_000, 3, dtype=np.int64))

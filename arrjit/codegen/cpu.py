@@ -24,7 +24,7 @@ NJIT_OPTIONS = 'nogil=True, error_model="numpy", cache=CACHE'
 # Reduction kernels may reassociate (never nnan/ninf): the accumulation vectorises, and the sum
 # order already differs from NumPy's pairwise summation (results agree within rounding).
 REDUCTION_OPTIONS = NJIT_OPTIONS + ', fastmath={"reassoc"}'
-CODEGEN_VERSION = "cpu-9"
+CODEGEN_VERSION = "cpu-10"
 
 
 def _type_name(dtype: np.dtype) -> str:
@@ -377,7 +377,6 @@ def _array_names(kernel: Kernel) -> tuple[list[str], list[str]]:
 def render_kernel(kernel: Kernel) -> RenderedKernel:
     """Render the kernel as a decorated numba function; name derived from its body hash."""
     params = _ParamTable()
-    nloops = len(kernel.sizes)
     for n in kernel.sizes:
         params.slot(n)
     writes, reads = _array_names(kernel)
@@ -617,10 +616,13 @@ def render_split(kernel: Kernel, name: str) -> str:
     return "\n\n".join(sources)
 
 
-# How long the calling thread spins (x86 ``pause`` steps, ~10-60 us) for chunks still running
-# on helpers before it sleeps until they return: an unbounded spin starved a helper that the
-# OS had placed on the caller's core.
-WAIT_SPINS = 2048
+# The ``state`` array shared by the threads running one worker (see ``arrjit.threads``):
+STATE_ERROR = 0        # set when a chunk raised (the caller re-runs serially to raise it)
+STATE_GATE = 1         # helpers count themselves in; the caller adds GATE_CLOSED when done
+STATE_RELEASED = 2     # helpers that came in and have dropped the job's arrays
+STATE_ENTERED = 3      # helpers that came in before the gate closed (-1 until it closes)
+STATE_NEXT = 4         # next chunk of thread 0, of thread 1, ...
+GATE_CLOSED = 1 << 40
 
 
 def render_worker(kernel: Kernel, name: str, split: bool) -> str:
@@ -634,14 +636,14 @@ def render_worker(kernel: Kernel, name: str, split: bool) -> str:
 
 
 def _render_worker(function: str, arguments: list[str], chunk_number: bool = False) -> str:
-    """``<function>_worker(arguments..., P, extent, chunks, state, t, threads, wait)``, run by
-    each of ``threads`` threads (``t`` = 0 ... threads - 1), calls ``function(arguments..., P,
+    """``<function>_worker(arguments..., P, extent, chunks, state, t, threads, bell)``, run by
+    each of ``threads`` threads (``t`` = 0 is the caller), calls ``function(arguments..., P,
     lo, hi[, k])`` for chunks ``k`` of ``range(extent)``. Thread ``t`` owns the consecutive
     chunks ``[chunks * t // threads, chunks * (t + 1) // threads)`` and takes them in order from
-    the atomic counter ``state[2 + t]``; when they are gone it takes the remaining chunks of the
-    other threads from their counters. Finished chunks are counted in ``state[0]``; a chunk that
-    raises sets ``state[1]`` (the caller re-runs the kernel to raise the error). With ``wait``
-    it then spins a little (``WAIT_SPINS``) for chunks still running elsewhere.
+    the atomic counter ``state[STATE_NEXT + t]``; when they are gone it takes the remaining
+    chunks of the other threads from their counters. The caller first rings ``bell`` (helpers
+    spinning on it start at once); a helper first passes the gate, and does nothing once the
+    caller has closed it. A chunk that raises sets ``state[STATE_ERROR]``.
 
     Owned consecutive ranges keep each thread on its own pages of a fresh output (two threads
     faulting in one huge page stalled for milliseconds), and a helper that starts late finds
@@ -649,12 +651,16 @@ def _render_worker(function: str, arguments: list[str], chunk_number: bool = Fal
     call = ", ".join(arguments + ["P", "lo", "hi"] + (["k"] if chunk_number else []))
     return (f"@njit({NJIT_OPTIONS})\n"
             f"def {function}_worker({', '.join(arguments)}, P, extent, chunks, state, t, "
-            f"threads, wait):\n"
+            f"threads, bell):\n"
+            f"    if t == 0:\n"
+            f"        _A.fetch_add(bell, 0, 1)\n"
+            f"    elif _A.fetch_add(state, {STATE_GATE}, 1) >= {GATE_CLOSED}:\n"
+            f"        return\n"
             f"    for v in range(threads):\n"
             f"        owner = (t + v) % threads\n"
             f"        end = chunks * (owner + 1) // threads\n"
             f"        while True:\n"
-            f"            k = _A.fetch_add(state, 2 + owner, 1)\n"
+            f"            k = _A.fetch_add(state, {STATE_NEXT} + owner, 1)\n"
             f"            if k >= end:\n"
             f"                break\n"
             f"            lo = extent * k // chunks\n"
@@ -662,12 +668,48 @@ def _render_worker(function: str, arguments: list[str], chunk_number: bool = Fal
             f"            try:\n"
             f"                {function}({call})\n"
             f"            except Exception:\n"
-            f"                state[1] = 1\n"
-            f"            _A.fetch_add(state, 0, 1)\n"
-            f"    spins = 0\n"
-            f"    while wait and spins < {WAIT_SPINS} and _A.load_acquire(state, 0) < chunks:\n"
-            f"        _A.spin_pause()\n"
-            f"        spins += 1\n")
+            f"                state[{STATE_ERROR}] = 1\n")
+
+
+def render_thread_module() -> str:
+    """The module of the helper threads' own native functions (see ``arrjit.threads``):
+
+    * ``park(bell, seen, spins)``: spin until ``bell[0] != seen`` (True) or ``spins`` pauses
+      have passed (False);
+    * ``release_and_park(state, bell, spins)``: a helper has dropped the job's arrays: count it
+      out in ``state``, then park until the next job rings;
+    * ``settle(state, spins)``: the caller, once its worker has returned (every chunk taken):
+      close the gate, then wait (at most ``spins`` pauses) until every helper that came in is
+      out, its chunks done. False: call again after a sleep."""
+    return PRELUDE + f"""
+
+@njit({NJIT_OPTIONS})
+def park(bell, seen, spins):
+    for _ in range(spins):
+        if _A.load_acquire(bell, 0) != seen:
+            return True
+        _A.spin_pause()
+    return _A.load_acquire(bell, 0) != seen
+
+
+@njit({NJIT_OPTIONS})
+def release_and_park(state, bell, spins):
+    seen = _A.load_acquire(bell, 0)    # no later job rings before the caller is released
+    _A.fetch_add(state, {STATE_RELEASED}, 1)
+    return park(bell, seen, spins)
+
+
+@njit({NJIT_OPTIONS})
+def settle(state, spins):
+    if state[{STATE_ENTERED}] < 0:
+        state[{STATE_ENTERED}] = _A.fetch_add(state, {STATE_GATE}, {GATE_CLOSED})
+    entered = state[{STATE_ENTERED}]
+    for _ in range(spins):
+        if _A.load_acquire(state, {STATE_RELEASED}) >= entered:
+            return True
+        _A.spin_pause()
+    return _A.load_acquire(state, {STATE_RELEASED}) >= entered
+"""
 
 
 def outer_extent(kernel: Kernel) -> int:

@@ -1,0 +1,133 @@
+"""The helper threads that run chunked kernels: each chunk once, errors reach the caller,
+spinning and sleeping helpers both join, a busy helper never delays a call, no helper keeps
+the output alive, and concurrent callers and forked children work."""
+import os
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import arrjit
+from arrjit import threads
+
+from helpers import assert_same
+
+
+def _chunked(jitted, *args) -> list[bool]:
+    return [c.chunked for seg in jitted.lower(*args)._entry.plan.segments for c in seg.calls]
+
+
+def test_chunks_run_once_each_and_errors_reach_the_caller(two_threads_from_1000_elements):
+    x = np.arange(100_003, dtype=np.float64)
+    inc = arrjit.jit(lambda x: x + 1.0, donate_argnums=0)
+    assert _chunked(inc, x) == [True]
+    y = inc(x)                       # in place: a chunk run twice would add 2
+    assert np.shares_memory(x, y)
+    assert_same(y, np.arange(1, 100_004, dtype=np.float64))
+
+    base = np.full(50_000, 2, dtype=np.int64)
+    exponent = np.ones(50_000, dtype=np.int64)
+    exponent[40_000] = -1            # raises inside one chunk, on whichever thread runs it
+    power = arrjit.jit(lambda a, b: a ** b + 1)
+    assert _chunked(power, base, exponent) == [True]
+    with pytest.raises(ValueError, match="negative integer powers"):
+        power(base, exponent)
+    assert_same(power(base, np.ones_like(exponent)), np.full(50_000, 3, dtype=np.int64))
+
+
+@pytest.mark.parametrize("spin_wait_us", [0, 500])
+def test_spinning_and_sleeping_helpers_both_take_chunks(two_threads_from_1000_elements,
+                                                        monkeypatch, spin_wait_us):
+    """With no spinning every helper sleeps between calls and is woken through its queue;
+    with spinning it sees the bell. Either way it takes chunks, and each chunk runs once."""
+    arrjit.config.update("spin_wait_us", spin_wait_us)
+    joined = []
+    run = threads._Helper._run
+
+    def counted(helper, job):
+        joined.append(helper.t)
+        return run(helper, job)
+
+    monkeypatch.setattr(threads._Helper, "_run", counted)
+    x = np.zeros(2_000_000)
+    inc = arrjit.jit(lambda x: x + 1.0, donate_argnums=0)
+    for _ in range(30):
+        x = inc(x)
+        if spin_wait_us == 0:
+            time.sleep(0.002)        # the helper gives up its job and sleeps
+    assert_same(x, np.full(2_000_000, 30.0))
+    # a helper that wakes after its caller has done every chunk misses that call
+    assert len(joined) >= 10
+
+
+def test_a_busy_helper_does_not_delay_the_call(two_threads_from_1000_elements):
+    """When every helper is busy the caller does all the chunks itself and returns at once,
+    and nothing but the caller references the output afterwards."""
+    x = np.arange(100_003, dtype=np.float64)
+    f = arrjit.jit(lambda x: x * 2.0)
+    f(x)
+    pool = threads.helpers(1)
+    started = threading.Event()
+
+    def busy_worker(*args):
+        started.set()
+        time.sleep(0.5)
+
+    busy_state = threads.chunk_state(1, 2)
+    busy_job = [busy_worker, [], 1, 1, busy_state, 2]
+    pool.post(busy_job, 1)
+    pool.bell[0] += 1                # what a native worker does on entry
+    assert started.wait(5.0)
+    t0 = time.perf_counter()
+    out = f(x)
+    assert time.perf_counter() - t0 < 0.4
+    assert_same(out, x * 2.0)
+    assert sys.getrefcount(out) == 2       # this name and getrefcount's argument
+    pool.settle(busy_job, busy_state)      # returns once the busy helper is out
+
+
+def test_callers_on_several_threads_share_the_helpers(two_threads_from_1000_elements):
+    inc = arrjit.jit(lambda x: x + 1.0, donate_argnums=0)
+    total = arrjit.jit(lambda x: (x * 2.0).sum())
+    errors = []
+
+    def caller(k):
+        try:
+            x = np.full(200_000, float(k))
+            for _ in range(40):
+                x = inc(x)
+                assert total(x) == 2.0 * x.size * x[0]
+            assert_same(x, np.full(200_000, k + 40.0))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    callers = [threading.Thread(target=caller, args=(k,)) for k in range(3)]
+    for c in callers:
+        c.start()
+    for c in callers:
+        c.join(120)
+    assert not errors, errors
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_runs_parallel_kernels(two_threads_from_1000_elements):
+    """A child has none of its parent's helper threads; it starts its own."""
+    f = arrjit.jit(lambda x: x * 3.0)
+    x = np.arange(300_000, dtype=np.float64)
+    assert_same(f(x), x * 3.0)                  # the parent's helpers are running
+    pid = os.fork()
+    if pid == 0:
+        ok = np.array_equal(f(x), x * 3.0) and np.array_equal(f(x + 1), (x + 1) * 3.0)
+        os._exit(0 if ok else 1)
+    deadline = time.monotonic() + 120
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            pytest.fail("the forked child hung in a parallel kernel")
+        time.sleep(0.05)
+    assert os.waitstatus_to_exitcode(status) == 0
