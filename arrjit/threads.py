@@ -58,7 +58,7 @@ class _Native:
         bell, state = np.zeros(1, np.int64), chunk_state(1, 1)
         self.park = compiler.entry_point(loaded, "park", [bell, 0, 0]).entry
         self.release_and_park = compiler.entry_point(loaded, "release_and_park",
-                                                     [state, bell, 0]).entry
+                                                     [state, bell, 0, 0]).entry
         self.settle = compiler.entry_point(loaded, "settle", [state, 0]).entry
 
 
@@ -79,7 +79,7 @@ class _Helper:
             job = pool.job
             if job is not None and job is not last:
                 last = job
-                spun = not self._run(job)
+                spun = not self._run(job, seen)
             elif not spun:
                 spun = not pool.native.park(bell, seen, pool.spins)
             else:
@@ -89,21 +89,25 @@ class _Helper:
                 self.asleep = False
                 spun = False
 
-    def _run(self, job: list) -> bool:
-        """Run ``job`` if it is still open; True when the bell rang while parked after it."""
+    def _run(self, job: list, seen: int) -> bool:
+        """Run ``job`` if it is still open, then park; True when the bell has rung since it
+        read ``seen`` (before it picked the job): another caller may have posted meanwhile."""
         taken = list(job)                # empty once the caller is done
         if not taken:
             return False
         worker, args, extent, chunks, state, threads = taken
         del taken, job
+        native, bell = self.pool.native, self.pool.bell
         if self.t >= threads:
             return False
+        came_in = False
         try:
-            worker(*args, extent, chunks, state, self.t, threads, self.pool.bell)
+            came_in = worker(*args, extent, chunks, state, self.t, threads, self.pool.bell)
         finally:
             del args, worker
-            rang = self.pool.native.release_and_park(state, self.pool.bell, self.pool.spins)
-        return rang
+        if came_in:             # counted at the gate, so the caller waits for this release
+            return native.release_and_park(state, bell, seen, self.pool.spins)
+        return native.park(bell, seen, self.pool.spins)
 
 
 class Helpers:

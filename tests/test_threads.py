@@ -46,9 +46,9 @@ def test_spinning_and_sleeping_helpers_both_take_chunks(two_threads_from_1000_el
     joined = []
     run = threads._Helper._run
 
-    def counted(helper, job):
+    def counted(helper, job, seen):
         joined.append(helper.t)
-        return run(helper, job)
+        return run(helper, job, seen)
 
     monkeypatch.setattr(threads._Helper, "_run", counted)
     x = np.zeros(2_000_000)
@@ -88,7 +88,32 @@ def test_a_busy_helper_does_not_delay_the_call(two_threads_from_1000_elements):
     pool.settle(busy_job, busy_state)      # returns once the busy helper is out
 
 
-def test_callers_on_several_threads_share_the_helpers(two_threads_from_1000_elements):
+def test_a_helper_arriving_after_the_gate_closed_is_not_counted_out(
+        two_threads_from_1000_elements):
+    """The caller waits for as many releases as helpers came in before it closed the gate; a
+    late helper that counted itself out too would let the caller return while a helper that
+    came in is still writing its chunk (seen with 3 helpers and 3 callers)."""
+    from arrjit.codegen.cpu import STATE_GATE, STATE_RELEASED
+
+    x = np.arange(100_003, dtype=np.float64)
+    f = arrjit.jit(lambda x: x * 2.0)
+    call = f.lower(x)._entry.plan.segments[0].calls[0]
+    f(x)                                             # compiles the worker
+    pool = threads.helpers(1)
+    out = np.zeros_like(x)
+    state = threads.chunk_state(8, 2)
+    assert pool.native.settle(state, 0)              # the caller closed the gate: none came in
+    late = [call.worker, [out, x, call.rendered.params], x.size, 8, state, 2]
+    pool._threads[0]._run(late, int(pool.bell[0]))
+    assert state[STATE_RELEASED] == 0
+    assert state[STATE_GATE] > 0                     # it knocked, found the gate closed
+    assert not out.any()                             # and took no chunk
+
+
+@pytest.mark.parametrize("num_threads", [2, 4])
+def test_callers_on_several_threads_share_the_helpers(two_threads_from_1000_elements,
+                                                      num_threads):
+    arrjit.config.update("num_threads", num_threads)
     inc = arrjit.jit(lambda x: x + 1.0, donate_argnums=0)
     total = arrjit.jit(lambda x: (x * 2.0).sum())
     errors = []

@@ -24,7 +24,7 @@ NJIT_OPTIONS = 'nogil=True, error_model="numpy", cache=CACHE'
 # Reduction kernels may reassociate (never nnan/ninf): the accumulation vectorises, and the sum
 # order already differs from NumPy's pairwise summation (results agree within rounding).
 REDUCTION_OPTIONS = NJIT_OPTIONS + ', fastmath={"reassoc"}'
-CODEGEN_VERSION = "cpu-10"
+CODEGEN_VERSION = "cpu-11"
 
 
 def _type_name(dtype: np.dtype) -> str:
@@ -643,7 +643,8 @@ def _render_worker(function: str, arguments: list[str], chunk_number: bool = Fal
     the atomic counter ``state[STATE_NEXT + t]``; when they are gone it takes the remaining
     chunks of the other threads from their counters. The caller first rings ``bell`` (helpers
     spinning on it start at once); a helper first passes the gate, and does nothing once the
-    caller has closed it. A chunk that raises sets ``state[STATE_ERROR]``.
+    caller has closed it (returns False: it took no chunk and must not count itself out). A
+    chunk that raises sets ``state[STATE_ERROR]``.
 
     Owned consecutive ranges keep each thread on its own pages of a fresh output (two threads
     faulting in one huge page stalled for milliseconds), and a helper that starts late finds
@@ -655,7 +656,7 @@ def _render_worker(function: str, arguments: list[str], chunk_number: bool = Fal
             f"    if t == 0:\n"
             f"        _A.fetch_add(bell, 0, 1)\n"
             f"    elif _A.fetch_add(state, {STATE_GATE}, 1) >= {GATE_CLOSED}:\n"
-            f"        return\n"
+            f"        return False\n"
             f"    for v in range(threads):\n"
             f"        owner = (t + v) % threads\n"
             f"        end = chunks * (owner + 1) // threads\n"
@@ -668,7 +669,8 @@ def _render_worker(function: str, arguments: list[str], chunk_number: bool = Fal
             f"            try:\n"
             f"                {function}({call})\n"
             f"            except Exception:\n"
-            f"                state[{STATE_ERROR}] = 1\n")
+            f"                state[{STATE_ERROR}] = 1\n"
+            f"    return True\n")
 
 
 def render_thread_module() -> str:
@@ -676,8 +678,8 @@ def render_thread_module() -> str:
 
     * ``park(bell, seen, spins)``: spin until ``bell[0] != seen`` (True) or ``spins`` pauses
       have passed (False);
-    * ``release_and_park(state, bell, spins)``: a helper has dropped the job's arrays: count it
-      out in ``state``, then park until the next job rings;
+    * ``release_and_park(state, bell, seen, spins)``: a helper has dropped the job's arrays:
+      count it out in ``state``, then park;
     * ``settle(state, spins)``: the caller, once its worker has returned (every chunk taken):
       close the gate, then wait (at most ``spins`` pauses) until every helper that came in is
       out, its chunks done. False: call again after a sleep."""
@@ -693,8 +695,7 @@ def park(bell, seen, spins):
 
 
 @njit({NJIT_OPTIONS})
-def release_and_park(state, bell, spins):
-    seen = _A.load_acquire(bell, 0)    # no later job rings before the caller is released
+def release_and_park(state, bell, seen, spins):
     _A.fetch_add(state, {STATE_RELEASED}, 1)
     return park(bell, seen, spins)
 
