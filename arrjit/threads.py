@@ -97,12 +97,12 @@ class _Helper:
             return False
         worker, args, extent, chunks, state, threads = taken
         del taken, job
-        native, bell = self.pool.native, self.pool.bell
         if self.t >= threads:
             return False
+        native, bell = self.pool.native, self.pool.bell
         came_in = False
         try:
-            came_in = worker(*args, extent, chunks, state, self.t, threads, self.pool.bell)
+            came_in = worker(*args, extent, chunks, state, self.t, threads, bell)
         finally:
             del args, worker
         if came_in:             # counted at the gate, so the caller waits for this release

@@ -1,10 +1,10 @@
 """Atomic counters for the chunk scheduler of generated kernels (numba intrinsics).
 
 Threads running one kernel share a small int64 array ``state`` of counters (which chunks are
-taken, how many are finished; see ``codegen.cpu.render_worker``). Taking and finishing chunks
-in native code instead of a Python queue means no thread sleeps between chunks: a helper that
-starts late finds fewer chunks left, and the caller spins briefly for the last chunks in
-flight (softmax 4096x1024 float32 with 2 threads: 1.9 -> 1.5 ms).
+taken, which helpers came in and which have left; see ``codegen.cpu.render_worker`` and
+``arrjit.threads``). Taking chunks in native code instead of a Python queue means no thread
+sleeps between chunks: a helper that starts late finds fewer chunks left (softmax 4096x1024
+float32 with 2 threads: 1.9 -> 1.5 ms).
 
 >>> import numpy as np
 >>> from numba import njit
