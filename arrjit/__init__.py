@@ -11,9 +11,9 @@ from .api import CacheInfo, Jitted, Lowered, clear_caches, jit, make_graph
 from .batching import vmap
 from .config import config
 from .devices import block_until_ready, device_get, device_put, devices
-from .tree import register_pytree_node
+from .core.tree import register_pytree_node
 
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "jit", "vmap", "make_graph", "clear_caches", "config", "errors", "lax", "numpy", "devices",

@@ -12,11 +12,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import interpret, primitives
-from .dtypes import Aval
-from .ir import ELEMENTWISE, REDUCTIONS, Graph, Node, Op, Var
-from .trace import TraceContext, Tracer, current_trace, tracing
-from .tree import flatten_with_paths, unflatten
+from .core import interpret, primitives
+from .core.dtypes import Aval
+from .core.ir import ELEMENTWISE, REDUCTIONS, Graph, Node, Op, Var
+from .core.trace import TraceContext, Tracer, current_trace, tracing
+from .core.tree import flatten_with_paths, unflatten
 
 Batched = tuple[Var, bool]  # an outer var and whether its axis 0 is the batch axis
 

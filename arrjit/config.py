@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 
 def _parse_bool(text: str) -> bool:
@@ -59,6 +59,9 @@ OPTIONS: dict[str, Option] = {
         Option("cache_dir", "", str,
                "disk cache location (default: the platform user cache directory)"),
         Option("disable_disk_cache", False, _parse_bool, "keep compiled code in memory only"),
+        Option("verify_ir", False, _parse_bool,
+               "check every graph's SSA form, order and avals as it enters the passes "
+               "(a debugging aid; the tests turn it on)"),
         Option("cache_max_size", 1 << 30, lambda text: parse_size(text),
                "disk cache size cap in bytes; least recently used entries are evicted"),
     )
@@ -82,6 +85,9 @@ class Config:
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("set options with arrjit.config.update(name, value)")
+
+    if TYPE_CHECKING:  # options are set from ``OPTIONS`` at run time
+        def __getattr__(self, name: str) -> Any: ...
 
     def values(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in OPTIONS}

@@ -1,7 +1,7 @@
-"""Devices. This build compiles for the CPU; results are ``numpy.ndarray``.
+"""Devices: the backends registered in this build (``backends.REGISTRY``). On the CPU,
+results are ``numpy.ndarray``.
 
->>> import arrjit
->>> arrjit.devices()
+>>> devices()
 ['cpu']
 """
 from __future__ import annotations
@@ -10,23 +10,18 @@ from typing import Any
 
 import numpy as np
 
-from .tree import tree_map
+from .backends import available, get_backend
+from .core.tree import tree_map
 
 
 def devices() -> list[str]:
     """The devices arrjit can compile for in this process."""
-    return ["cpu"]
-
-
-def _check(device: str | None) -> None:
-    if device not in (None, "cpu"):
-        raise ValueError(f"device {device!r} is not available; available: {devices()}")
+    return available()
 
 
 def device_put(x: Any, device: str | None = None) -> Any:
     """Place a pytree of arrays on ``device`` (on the CPU: as NumPy arrays, no copy)."""
-    _check(device)
-    return tree_map(np.asarray, x)
+    return tree_map(get_backend(device or "cpu").to_device, x)
 
 
 def device_get(x: Any) -> Any:

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from .config import config
-from .tree import TreeDef
+from .core.tree import TreeDef
 
 logger = logging.getLogger("arrjit")
 

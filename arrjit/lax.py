@@ -17,11 +17,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import numpy as anp
-from . import primitives
-from .dtypes import Aval
-from .ir import Op
-from .trace import TraceContext, Tracer, current_trace, tracing
-from .tree import flatten_with_paths, unflatten
+from .core import primitives
+from .core.dtypes import Aval
+from .core.ir import Op
+from .core.trace import TraceContext, Tracer, current_trace, tracing
+from .core.tree import flatten_with_paths, unflatten
 
 
 def select(pred, on_true, on_false):

@@ -17,8 +17,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .fuse import Affine, Kernel, LibraryCall, Load
-from .ir import Graph, Op, Var
+from .passes.kernel import Affine, Kernel, LibraryCall, Load
+from .core.ir import Graph, Op, Var
 
 
 @dataclass
@@ -44,13 +44,17 @@ def _read_mismatch(load: Affine, store: Affine, kernel: Kernel) -> str:
     return "read at a different index (broadcast or strided)"
 
 
+def _same_index(a: Affine, b: Affine) -> bool:
+    return a.offset == b.offset and a.coefs == b.coefs
+
+
 def _unsafe(var: Var, store: Affine, kernel: Kernel, later: Sequence) -> str | None:
     """Why writing ``store`` of ``kernel`` into ``var``'s buffer could change a result."""
     if var in kernel.reads:
         idx = kernel.reads.index(var)
         for stmt in kernel.stmts:
             if isinstance(stmt, Load) and not stmt.own_output and stmt.buffer == idx and (
-                    stmt.access != store or kernel.n_outer is not None):
+                    not _same_index(stmt.access, store) or kernel.n_outer is not None):
                 return _read_mismatch(stmt.access, store, kernel)
     if any(var in _reads(step) for step in later):
         return "another output still needs its old values"
@@ -157,9 +161,9 @@ def plan_buffers(segments_steps: Sequence[Sequence], slot: dict[Var, int],
         for sl in dying.get(t, ()):
             if sl in keep or sl not in first_def:
                 continue
-            v = written.get(sl)
-            if v is not None and v not in donated:
-                free.setdefault((int(np.prod(v.shape, dtype=np.int64)), v.dtype.str),
+            dead = written.get(sl)
+            if dead is not None and dead not in donated:
+                free.setdefault((int(np.prod(dead.shape, dtype=np.int64)), dead.dtype.str),
                                 []).append(sl)
     for t, (s, _) in enumerate(flat):
         for sl in dying.get(t, ()):

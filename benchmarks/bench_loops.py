@@ -42,7 +42,7 @@ class ForiLoop:
         self.jf(self.jx).block_until_ready()
 
     def track_native_loop(self):
-        from arrjit.loops import LoopSegment
+        from arrjit.backends.cpu.loops import LoopSegment
 
-        segments = self.f.lower(self.x, STEPS)._entry.plan.segments
+        segments = self.f.lower(self.x, STEPS)._entry.executable.segments
         return int(any(isinstance(s, LoopSegment) and s.native is not None for s in segments))

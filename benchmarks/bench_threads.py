@@ -1,6 +1,6 @@
 """Where threads start to pay: an arithmetic chain and a transcendental chain at sizes around
 the crossover, on one thread and on all cores. ``arrjit.config.parallel_threshold`` (in units
-of estimated work, ``Kernel.work``) and ``fuse.COSTLY_WEIGHT`` come from these runs; the
+of estimated work, ``backends.cpu.cost.work``) and ``cost.COSTLY_WEIGHT`` come from these runs; the
 default ``spin_wait_us`` from ``ThreadHandover``."""
 import time
 

@@ -5,7 +5,7 @@ raises NotImplementedError), never faked. Compilation happens in ``setup``; ``ti
 measures the warm steady state."""
 import numpy as np
 
-from arrjit import bench
+from arrjit.cli import bench
 
 PEERS = ["arrjit", "numpy", "numexpr", "numba", "jax"]
 

@@ -4,6 +4,8 @@ import warnings
 
 # Tests never touch the user's cache: one private temporary cache for the whole session.
 os.environ.setdefault("ARRJIT_CACHE_DIR", tempfile.mkdtemp(prefix="arrjit-test-cache-"))
+# Every graph that enters the passes is checked (SSA form, order, avals): ``core.verify``.
+os.environ.setdefault("ARRJIT_VERIFY_IR", "1")
 
 import numpy as np
 import pytest

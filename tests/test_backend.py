@@ -5,7 +5,7 @@ import pytest
 
 import arrjit
 import arrjit.numpy as anp
-from arrjit.ir import BINARY, UNARY
+from arrjit.core.ir import BINARY, UNARY
 
 from helpers import ALL_DTYPES, assert_same, sample
 

@@ -3,9 +3,9 @@ import numpy as np
 
 import arrjit
 import arrjit.numpy as anp
-from arrjit.codegen.cpu import render_kernel
-from arrjit.fuse import Kernel, LibraryCall, partition
-from arrjit.simplify import simplify
+from arrjit.backends.cpu.codegen import render_kernel
+from arrjit.passes.fuse import Kernel, LibraryCall, partition
+from arrjit.passes.simplify import simplify
 
 
 def kernels_of(f, *args):

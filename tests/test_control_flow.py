@@ -9,9 +9,9 @@ from helpers import assert_same
 
 
 def _loop_segments(f, *args):
-    from arrjit.loops import LoopSegment
+    from arrjit.backends.cpu.loops import LoopSegment
 
-    return [s for s in f.lower(*args)._entry.plan.segments if isinstance(s, LoopSegment)]
+    return [s for s in f.lower(*args)._entry.executable.segments if isinstance(s, LoopSegment)]
 
 
 def mandelbrot(ns_where, c_re, c_im, steps):

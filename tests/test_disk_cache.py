@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 import arrjit
-from arrjit import cache
+from arrjit.runtime import cache
 
 CHILD = textwrap.dedent("""
     import json, sys, warnings
     import numpy as np
     import arrjit, arrjit.numpy as anp
-    from arrjit.cache import CacheWarning
+    from arrjit.runtime.cache import CacheWarning
     warnings.simplefilter("always")
     f = arrjit.jit(lambda a, b: anp.exp(-a * a) * anp.tanh(b) + anp.sqrt(b) + b[::-1])
     x = np.linspace(0, 1, 101)

@@ -5,9 +5,9 @@ import pytest
 
 import arrjit
 import arrjit.numpy as anp
-from arrjit.bench import layernorm, logsumexp, softmax
-from arrjit.ir import Op
-from arrjit.simplify import simplify
+from arrjit.cli.bench import layernorm, logsumexp, softmax
+from arrjit.core.ir import Op
+from arrjit.passes.simplify import simplify
 
 from helpers import assert_same
 
@@ -121,7 +121,7 @@ def test_blocked_argmax_across_blocks_matches_numpy(dtype):
     """argmax/argmin over one reduced loop scan blocks of ARG_BLOCK elements and look for the
     index only in a block that beats the running extreme: ties across blocks, NaN in a
     later block, all-equal and all-extreme rows keep NumPy's first occurrence."""
-    from arrjit.codegen.cpu import ARG_BLOCK
+    from arrjit.backends.cpu.codegen import ARG_BLOCK
 
     n = 2 * ARG_BLOCK + 37
     rng = np.random.default_rng(5)
@@ -164,8 +164,8 @@ def test_full_reductions_split_into_per_thread_partials(two_threads_from_1000_el
     for o, r in zip(out if isinstance(out, tuple) else (out,),
                     ref if isinstance(ref, tuple) else (ref,)):
         assert_same(o, r, rtol=1e-12 if np.asarray(r).dtype == np.float64 else 1e-6)
-    plan = jitted.lower(a)._entry.plan
-    assert [c.split for seg in plan.segments for c in seg.calls] == [True]
+    executable = jitted.lower(a)._entry.executable
+    assert [c.split for seg in executable.segments for c in seg.calls] == [True]
     if "integer" not in name:        # NaN propagates (argmax/argmin: the first NaN)
         with_nan = a.copy()
         with_nan[[4321, 4500]] = np.nan

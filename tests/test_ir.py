@@ -4,11 +4,12 @@ import pytest
 
 import arrjit
 import arrjit.numpy as anp
-from arrjit import interpret
-from arrjit.codegen import cpu
-from arrjit.dtypes import Aval
-from arrjit.ir import ALL_OPS, ELEMENTWISE, Graph, Node, Op, Var, verify
-from arrjit.simplify import simplify
+from arrjit.core import interpret
+from arrjit.backends.cpu import expressions as cpu
+from arrjit.core.dtypes import Aval
+from arrjit.core.ir import ALL_OPS, ELEMENTWISE, Graph, Node, Op, Var
+from arrjit.core.verify import verify
+from arrjit.passes.simplify import simplify
 
 F64 = np.dtype("float64")
 
@@ -19,7 +20,7 @@ def test_every_op_has_an_interpreter_and_a_cpu_expression():
 
 
 def test_every_ufunc_op_is_in_the_namespace():
-    from arrjit.ir import UFUNC_OPS
+    from arrjit.core.ir import UFUNC_OPS
     for op in UFUNC_OPS:
         assert callable(getattr(anp, op.value)), op
 

@@ -7,7 +7,7 @@ from numba import njit
 
 import arrjit
 import arrjit.numpy as anp
-from arrjit.codegen import mathlib as M
+from arrjit.backends.cpu import mathlib as M
 
 # name -> (NumPy function, domain low, domain high, ULP bound)
 UNARY = {

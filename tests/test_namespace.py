@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import arrjit
 import arrjit.numpy as anp
-from arrjit.ir import UFUNC_OPS
+from arrjit.core.ir import UFUNC_OPS
 
 from helpers import assert_same
 

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 import arrjit
-from arrjit import threads
+from arrjit.backends.cpu import threads
 
 from helpers import assert_same
 
 
 def _chunked(jitted, *args) -> list[bool]:
-    return [c.chunked for seg in jitted.lower(*args)._entry.plan.segments for c in seg.calls]
+    return [c.chunked for seg in jitted.lower(*args)._entry.executable.segments for c in seg.calls]
 
 
 def test_chunks_run_once_each_and_errors_reach_the_caller(two_threads_from_1000_elements):
@@ -93,11 +93,11 @@ def test_a_helper_arriving_after_the_gate_closed_is_not_counted_out(
     """The caller waits for as many releases as helpers came in before it closed the gate; a
     late helper that counted itself out too would let the caller return while a helper that
     came in is still writing its chunk (seen with 3 helpers and 3 callers)."""
-    from arrjit.codegen.cpu import STATE_GATE, STATE_RELEASED
+    from arrjit.backends.cpu.drivers import STATE_GATE, STATE_RELEASED
 
     x = np.arange(100_003, dtype=np.float64)
     f = arrjit.jit(lambda x: x * 2.0)
-    call = f.lower(x)._entry.plan.segments[0].calls[0]
+    call = f.lower(x)._entry.executable.segments[0].calls[0]
     f(x)                                             # compiles the worker
     pool = threads.helpers(1)
     out = np.zeros_like(x)

@@ -5,4 +5,4 @@
 >>> float(arrjit.jit(logsumexp)(np.log(np.array([1.0, 2.0, 3.0]))))
 1.791759469228055
 """
-from ..ns_reductions import logsumexp  # noqa: F401
+from ..numpy.reductions import logsumexp  # noqa: F401

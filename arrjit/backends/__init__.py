@@ -1,0 +1,80 @@
+"""Backends: the one interface between the target-neutral plan and a target.
+
+A backend renders fused kernels to source, compiles them through the disk cache (when the
+plan is built, never while it runs), allocates buffers, runs a plan's steps on them and
+moves arrays to and from the host. ``jit(device=...)`` picks one from ``REGISTRY`` by name;
+adding a target is a folder ``backends/<name>/`` and one registry row.
+
+>>> get_backend("cpu").name
+'cpu'
+>>> sorted(REGISTRY)
+['cpu']
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+import numpy as np
+
+from ..core.dtypes import Aval
+from ..passes.kernel import Kernel
+from ..plan import Plan
+from ..runtime.compile import CompileStats
+
+
+class Executable(Protocol):
+    """A plan compiled for one backend."""
+
+    sources: list[str]                      # the generated source of every module
+    fast_run: Callable | None               # a specialised runner for the hot path, if any
+
+    def run(self, args: Sequence[Any]) -> list[Any]:
+        """Run on buffers of this backend (one per plan input); returns the outputs."""
+
+
+class Backend(Protocol):
+    """What a target provides."""
+
+    name: str
+
+    def cache_key_fields(self) -> Mapping[str, Any]:
+        """This target's parts of the disk-cache key (code generator, device, flags)."""
+
+    def render_kernel(self, kernel: Kernel) -> str:
+        """The source of one fused loop nest."""
+
+    def compile(self, plan: Plan, stats: CompileStats) -> Executable:
+        """Render and compile every step of ``plan`` (loop drivers included)."""
+
+    def allocate(self, aval: Aval) -> Any:
+        """An uninitialised buffer for ``aval``."""
+
+    def to_device(self, x: Any) -> Any:
+        """``x`` as a buffer this backend computes on."""
+
+    def to_host(self, x: Any) -> np.ndarray:
+        """A buffer of this backend as a NumPy array."""
+
+
+# name -> module whose ``BACKEND`` is the backend (imported on first use)
+REGISTRY: dict[str, str] = {"cpu": "arrjit.backends.cpu"}
+_loaded: dict[str, Backend] = {}
+
+
+def get_backend(name: str) -> Backend:
+    """The backend called ``name`` (``'cpu'``); a clear error for any other."""
+    backend = _loaded.get(name)
+    if backend is None:
+        if name not in REGISTRY:
+            raise ValueError(
+                f"device={name!r} is not available: arrjit compiles for "
+                f"{', '.join(repr(n) for n in sorted(REGISTRY))}; see arrjit.devices()")
+        backend = importlib.import_module(REGISTRY[name]).BACKEND
+        _loaded[name] = backend
+    return backend
+
+
+def available() -> list[str]:
+    """The backends registered in this build."""
+    return sorted(REGISTRY)

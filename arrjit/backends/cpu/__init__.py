@@ -1,0 +1,48 @@
+"""The CPU backend: numba loop nests, its vectorised math library, helper threads, and the
+runner that executes a plan on NumPy arrays.
+
+>>> import numpy as np
+>>> from arrjit.core.dtypes import Aval
+>>> BACKEND.allocate(Aval((2, 3), np.dtype("float32"))).shape
+(2, 3)
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from ...core.dtypes import Aval
+from ...passes.kernel import Kernel
+from ...plan import Plan
+from ...runtime.compile import CompileStats
+from . import codegen
+from .runner import CpuExecutable
+from .target import cache_key_fields
+
+
+class CpuBackend:
+    """Runs plans on the host: results are ``numpy.ndarray`` (zero-copy)."""
+
+    name = "cpu"
+
+    def cache_key_fields(self) -> Mapping[str, Any]:
+        return cache_key_fields()
+
+    def render_kernel(self, kernel: Kernel) -> str:
+        return codegen.render_kernel(kernel).source
+
+    def compile(self, plan: Plan, stats: CompileStats) -> CpuExecutable:
+        return CpuExecutable(plan, stats)
+
+    def allocate(self, aval: Aval) -> np.ndarray:
+        return np.empty(aval.shape, aval.dtype)
+
+    def to_device(self, x: Any) -> np.ndarray:
+        return np.asarray(x)
+
+    def to_host(self, x: Any) -> np.ndarray:
+        return np.asarray(x)
+
+
+BACKEND = CpuBackend()

@@ -1,0 +1,167 @@
+"""Native drivers around rendered kernels: the thread workers and the helper threads'
+functions, segment modules with their ``program``, and native loop drivers."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...passes.kernel import Kernel
+from .codegen import NJIT_OPTIONS, PRELUDE, RenderedKernel, array_names, partial_arrays
+
+
+# The ``state`` array shared by the threads running one worker (see ``backends.cpu.threads``):
+STATE_ERROR = 0        # set when a chunk raised (the caller re-runs serially to raise it)
+STATE_GATE = 1         # helpers count themselves in; the caller adds GATE_CLOSED when done
+STATE_RELEASED = 2     # helpers that came in and have dropped the job's arrays
+STATE_ENTERED = 3      # helpers that came in before the gate closed (-1 until it closes)
+STATE_NEXT = 4         # next chunk of thread 0, of thread 1, ...
+GATE_CLOSED = 1 << 40
+
+
+def render_worker(kernel: Kernel, name: str, split: bool) -> str:
+    """The worker running kernel ``name`` on chunks (for a ``split`` kernel: its ``_part``
+    function, filling partial slot ``k`` for chunk ``k``); see ``_render_worker``."""
+    writes, reads = array_names(kernel)
+    if split:
+        parts = [part for part, _ in partial_arrays(kernel)]
+        return _render_worker(name + "_part", parts + reads, chunk_number=True)
+    return _render_worker(name, writes + reads)
+
+
+def _render_worker(function: str, arguments: list[str], chunk_number: bool = False) -> str:
+    """``<function>_worker(arguments..., P, extent, chunks, state, t, threads, bell)``, run by
+    each of ``threads`` threads (``t`` = 0 is the caller), calls ``function(arguments..., P,
+    lo, hi[, k])`` for chunks ``k`` of ``range(extent)``. Thread ``t`` owns the consecutive
+    chunks ``[chunks * t // threads, chunks * (t + 1) // threads)`` and takes them in order from
+    the atomic counter ``state[STATE_NEXT + t]``; when they are gone it takes the remaining
+    chunks of the other threads from their counters. The caller first rings ``bell`` (helpers
+    spinning on it start at once); a helper first passes the gate, and does nothing once the
+    caller has closed it (returns False: it took no chunk and must not count itself out). A
+    chunk that raises sets ``state[STATE_ERROR]``.
+
+    Owned consecutive ranges keep each thread on its own pages of a fresh output (two threads
+    faulting in one huge page stalled for milliseconds), and a helper that starts late finds
+    its first chunks already taken."""
+    call = ", ".join(arguments + ["P", "lo", "hi"] + (["k"] if chunk_number else []))
+    return (f"@njit({NJIT_OPTIONS})\n"
+            f"def {function}_worker({', '.join(arguments)}, P, extent, chunks, state, t, "
+            f"threads, bell):\n"
+            f"    if t == 0:\n"
+            f"        _A.fetch_add(bell, 0, 1)\n"
+            f"    elif _A.fetch_add(state, {STATE_GATE}, 1) >= {GATE_CLOSED}:\n"
+            f"        return False\n"
+            f"    for v in range(threads):\n"
+            f"        owner = (t + v) % threads\n"
+            f"        end = chunks * (owner + 1) // threads\n"
+            f"        while True:\n"
+            f"            k = _A.fetch_add(state, {STATE_NEXT} + owner, 1)\n"
+            f"            if k >= end:\n"
+            f"                break\n"
+            f"            lo = extent * k // chunks\n"
+            f"            hi = extent * (k + 1) // chunks\n"
+            f"            try:\n"
+            f"                {function}({call})\n"
+            f"            except Exception:\n"
+            f"                state[{STATE_ERROR}] = 1\n"
+            f"    return True\n")
+
+
+def render_thread_module() -> str:
+    """The module of the helper threads' own native functions (see ``backends.cpu.threads``):
+
+    * ``park(bell, seen, spins)``: spin until ``bell[0] != seen`` (True) or ``spins`` pauses
+      have passed (False);
+    * ``release_and_park(state, bell, seen, spins)``: a helper has dropped the job's arrays:
+      count it out in ``state``, then park;
+    * ``settle(state, spins)``: the caller, once its worker has returned (every chunk taken):
+      close the gate, then wait (at most ``spins`` pauses) until every helper that came in is
+      out, its chunks done. False: call again after a sleep."""
+    return PRELUDE + f"""
+
+@njit({NJIT_OPTIONS})
+def park(bell, seen, spins):
+    for _ in range(spins):
+        if _A.load_acquire(bell, 0) != seen:
+            return True
+        _A.spin_pause()
+    return _A.load_acquire(bell, 0) != seen
+
+
+@njit({NJIT_OPTIONS})
+def release_and_park(state, bell, seen, spins):
+    _A.fetch_add(state, {STATE_RELEASED}, 1)
+    return park(bell, seen, spins)
+
+
+@njit({NJIT_OPTIONS})
+def settle(state, spins):
+    if state[{STATE_ENTERED}] < 0:
+        state[{STATE_ENTERED}] = _A.fetch_add(state, {STATE_GATE}, {GATE_CLOSED})
+    entered = state[{STATE_ENTERED}]
+    for _ in range(spins):
+        if _A.load_acquire(state, {STATE_RELEASED}) >= entered:
+            return True
+        _A.spin_pause()
+    return _A.load_acquire(state, {STATE_RELEASED}) >= entered
+"""
+
+
+def outer_extent(kernel: Kernel) -> int:
+    """The trip count of the outermost loop (1 for a 0-d kernel: its body runs once)."""
+    return kernel.sizes[0] if kernel.sizes else 1
+
+
+def render_module(kernels: list[RenderedKernel], arg_slots: list[list[int]],
+                  extents_in_params: list[bool], extra: tuple[str, ...] = ()
+                  ) -> tuple[str, list[int]]:
+    """A module with the kernels (and ``extra`` functions) and, for several kernels,
+    ``program(b0, b1, ..., P0, P1, ...)`` calling each over its whole range, so one native call
+    runs the whole segment. Returns (source, buffer slots in program argument order; empty for
+    a single kernel)."""
+    unique = {k.name: k.source for k in kernels}
+    unique.update({text.split("def ", 1)[1].split("(", 1)[0]: text for text in extra})
+    source = PRELUDE + "\n\n" + "\n\n".join(unique.values())
+    if len(kernels) == 1:
+        return source, []
+    slots = sorted({s for args in arg_slots for s in args})
+    position = {s: k for k, s in enumerate(slots)}
+    lines = []
+    for k, (kern, args, has_extent) in enumerate(zip(kernels, arg_slots, extents_in_params)):
+        call_args = ", ".join(f"b{position[s]}" for s in args)
+        stop = f"P{k}[0]" if has_extent else "1"
+        lines.append(f"    {kern.name}({call_args}, P{k}, 0, {stop})")
+    signature = ", ".join([f"b{k}" for k in range(len(slots))] +
+                          [f"P{k}" for k in range(len(kernels))])
+    source += (f"\n\n@njit({NJIT_OPTIONS})\ndef program({signature}):\n" + "\n".join(lines) +
+               "\n")
+    return source, slots
+
+
+@dataclass(frozen=True)
+class DriverCall:
+    kernel: RenderedKernel
+    args: tuple[str, ...]     # driver variable names, writes then reads
+    params: str               # the P array variable
+    extent: int               # index into the extents array E
+
+
+def render_loop_driver(cond_calls: list[DriverCall], body_calls: list[DriverCall],
+                       predicate: str, carry_now: list[str], carry_next: list[str],
+                       arguments: list[str]) -> str:
+    """A module whose ``driver`` runs ``while predicate: body`` natively: the condition's
+    kernels write the 0-d ``predicate``, the body's kernels read ``carry_now`` and write
+    ``carry_next``, then the two swap. Returns the source."""
+    kernels = {c.kernel.name: c.kernel.source for c in cond_calls + body_calls}
+
+    def call(c: DriverCall) -> str:
+        return f"{c.kernel.name}({', '.join(c.args)}, {c.params}, 0, E[{c.extent}])"
+
+    lines = [f"def driver({', '.join(arguments + ['E'])}):", "    while True:"]
+    lines += [f"        {call(c)}" for c in cond_calls]
+    lines.append(f"        if not {predicate}.reshape({predicate}.size)[0]:")
+    lines.append("            break")
+    lines += [f"        {call(c)}" for c in body_calls]
+    for now, nxt in zip(carry_now, carry_next):
+        lines.append(f"        {now}, {nxt} = {nxt}, {now}")
+    lines.append(f"    return ({', '.join(carry_now)},)")
+    return (PRELUDE + "\n\n" + "\n\n".join(kernels.values()) +
+            f"\n\n@njit({NJIT_OPTIONS})\n" + "\n".join(lines) + "\n")

@@ -1,0 +1,282 @@
+"""Tracing: ``Tracer`` values stand in for arrays while a function runs once to build a Graph.
+
+A tracer knows its abstract value (shape, dtype) and which arguments it was computed from, so
+that an error about using its value in Python control flow can name the argument and the fix.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Iterable
+
+import numpy as np
+
+from .. import errors
+from .dtypes import Aval
+from .ir import Graph, Literal, Node, Op, Var, make_params
+
+
+class TraceContext:
+    """Collects the nodes of one trace. Tracers of a finished trace may not be used again."""
+
+    def __init__(self, function_name: str = "function", parent: "TraceContext | None" = None):
+        self.function_name = function_name
+        self.parent = parent
+        self.depth: int = 0 if parent is None else parent.depth + 1
+        self.nodes: list[Node] = []
+        self.inputs: list[Var] = []
+        self.lifted: list[tuple[Var, "Tracer"]] = []   # inputs standing for outer tracers
+        self._lifted_ids: dict[int, Var] = {}
+        self.active = True
+        self._next_id: int = 0 if parent is None else parent._next_id + 1_000_000
+        self._constants: dict[int, tuple[Any, Var]] = {}
+
+    def new_var(self, aval: Aval) -> Var:
+        self._next_id += 1
+        return Var(self._next_id, aval)
+
+    def new_input(self, aval: Aval, source: str) -> "Tracer":
+        var = self.new_var(aval)
+        self.inputs.append(var)
+        return Tracer(self, var, frozenset({source}))
+
+    def add_node(self, op: Op, inputs: tuple[Var, ...], aval: Aval, **params: Any) -> Var:
+        out = self.new_var(aval)
+        self.nodes.append(Node(op, inputs, out, make_params(**params)))
+        return out
+
+    def add_multi(self, op: Op, inputs: tuple[Var, ...], avals: list[Aval],
+                  **params: Any) -> list[Var]:
+        """A node with several outputs (loops)."""
+        outs = [self.new_var(a) for a in avals]
+        self.nodes.append(Node(op, inputs, outs[0], make_params(**params), tuple(outs[1:])))
+        return outs
+
+    def lift(self, tracer: "Tracer") -> Var:
+        """An input of this (inner) trace standing for a tracer of an enclosing trace."""
+        var = self._lifted_ids.get(tracer.ir_var.id)
+        if var is None:
+            var = self.new_var(tracer.aval)
+            self._lifted_ids[tracer.ir_var.id] = var
+            self.lifted.append((var, tracer))
+        return var
+
+    def constant(self, value: np.ndarray, weak: bool = False) -> Var:
+        """A CONST var for a concrete array; the same array object maps to one var."""
+        cached = self._constants.get(id(value))
+        if cached is not None and cached[0] is value:
+            return cached[1]
+        aval = Aval(tuple(value.shape), value.dtype, weak)
+        var = self.add_node(Op.CONST, (), aval, value=Literal(np.asarray(value)))
+        self._constants[id(value)] = (value, var)
+        return var
+
+    def finish(self, outputs: Iterable[Var]) -> Graph:
+        """The traced graph; lifted outer values come after the explicit inputs."""
+        self.active = False
+        inputs = tuple(self.inputs) + tuple(v for v, _ in self.lifted)
+        return Graph(inputs, tuple(self.nodes), tuple(outputs))
+
+
+_state = threading.local()
+
+
+def current_trace() -> TraceContext | None:
+    return getattr(_state, "trace", None)
+
+
+class tracing:
+    """Context manager making ``ctx`` the current trace of this thread."""
+
+    def __init__(self, ctx: TraceContext):
+        self.ctx = ctx
+
+    def __enter__(self) -> TraceContext:
+        self.previous = current_trace()
+        _state.trace = self.ctx
+        return self.ctx
+
+    def __exit__(self, *exc) -> None:
+        _state.trace = self.previous
+        self.ctx.active = False
+
+
+def _describe(tracer: "Tracer") -> str:
+    names = sorted(tracer.sources)
+    if not names:
+        return f"a traced value {tracer.aval}"
+    args = ", ".join(repr(n) for n in names)
+    plural = "s" if len(names) > 1 else ""
+    return f"the traced value {tracer.aval} computed from argument{plural} {args}"
+
+
+def _static_hint(tracer: "Tracer") -> str:
+    names = sorted({n.split("[")[0].split(".")[0] for n in tracer.sources})
+    if not names:
+        return ""
+    listed = ", ".join(repr(n) for n in names)
+    return f"jit(f, static_argnames=({listed},))"
+
+
+def conversion_error(tracer: "Tracer", cls: type, what: str, alternatives: str) -> Exception:
+    hint = _static_hint(tracer)
+    static = (f"If the value is a configuration flag or size, mark it static: {hint}. "
+              if hint else "If the value should be a Python constant, mark its argument static "
+              "with jit(f, static_argnames=(...)). ")
+    return cls(
+        f"{what} of {_describe(tracer)}. Inside jit, array arguments are abstract: only their "
+        f"shape and dtype are known while tracing, never their values. {static}{alternatives}"
+    )
+
+
+class Tracer:
+    """An abstract array inside ``jit``. Supports NumPy's operators and array methods."""
+
+    __slots__ = ("ctx", "ir_var", "sources")
+    __array_priority__ = 1000  # numpy_array <op> tracer defers to the tracer
+
+    def __init__(self, ctx: TraceContext, var: Var, sources: frozenset[str]):
+        self.ctx = ctx
+        self.ir_var = var
+        self.sources = sources
+
+    # -- abstract value ---------------------------------------------------------------------
+    @property
+    def aval(self) -> Aval:
+        return self.ir_var.aval
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.ir_var.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.ir_var.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.ir_var.aval.shape)
+
+    @property
+    def size(self) -> int:
+        return self.ir_var.aval.size
+
+    def __repr__(self) -> str:
+        return f"Tracer<{self.aval}>"
+
+    def __len__(self) -> int:
+        if not self.shape:  # an array's length is static; a 0-d value has none
+            raise conversion_error(
+                self, errors.ConcretizationTypeError, "len() needs a length, and a 0-d value has "
+                "none", "For a count held in an array use it as an array (anp.arange needs a "
+                "static length).")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError(f"iteration over a 0-d traced value {self.aval}")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __hash__(self):
+        raise TypeError(f"unhashable traced value {self.aval}: traced arrays cannot be dict keys "
+                        f"or static arguments")
+
+    # -- conversions that need a concrete value ----------------------------------------------
+    def __bool__(self):
+        raise conversion_error(
+            self, errors.TracerBoolConversionError,
+            "Python control flow (if/while/and/or/bool()) needs the truth value",
+            "For a data-dependent choice between values use anp.where(cond, a, b); between "
+            "computations use lax.cond(pred, true_fn, false_fn, *operands).")
+
+    def __index__(self):
+        raise conversion_error(
+            self, errors.TracerIntegerConversionError,
+            "int(), range() or indexing a Python sequence needs the integer value",
+            "For loops with a traced trip count use lax.fori_loop; to pick from an array use "
+            "array indexing (x[i]) or anp.take instead of a Python list.")
+
+    __int__ = __index__
+
+    def __float__(self):
+        raise conversion_error(
+            self, errors.ConcretizationTypeError, "float() needs the value",
+            "Keep the value as an array inside the jitted function, or return it and convert "
+            "outside jit.")
+
+    def __complex__(self):
+        raise conversion_error(
+            self, errors.ConcretizationTypeError, "complex() needs the value",
+            "Keep the value as an array inside the jitted function.")
+
+    def item(self):
+        raise conversion_error(
+            self, errors.ConcretizationTypeError, ".item() needs the value",
+            "Return the array from the jitted function and call .item() outside jit.")
+
+    def tolist(self):
+        raise conversion_error(
+            self, errors.ConcretizationTypeError, ".tolist() needs the values",
+            "Return the array from the jitted function and convert outside jit.")
+
+    def __array__(self, dtype=None, copy=None):
+        raise conversion_error(
+            self, errors.TracerArrayConversionError,
+            "numpy.asarray() / a NumPy function needs the concrete values",
+            "Use the arrjit.numpy function of the same name (import arrjit.numpy as anp) so that "
+            "the operation is traced and compiled.")
+
+    def __setitem__(self, index, value):
+        raise TypeError(
+            f"traced arrays are immutable: x[idx] = v is not supported on {self.aval}. Use the "
+            f"functional form x = x.at[idx].set(v), which returns the updated array.")
+
+
+_Tracer = Tracer
+
+
+def install_array_methods(namespace) -> None:
+    """Give ``Tracer`` NumPy's operators and methods, implemented by the ``arrjit.numpy``
+    namespace (passed in to keep this module free of an import cycle)."""
+    ns = namespace
+    Tracer: Any = _Tracer   # methods are added to the class at run time
+    binary = {
+        "add": ns.add, "sub": ns.subtract, "mul": ns.multiply, "truediv": ns.true_divide,
+        "floordiv": ns.floor_divide, "mod": ns.remainder, "pow": ns.power,
+        "and": ns.bitwise_and, "or": ns.bitwise_or, "xor": ns.bitwise_xor,
+        "lshift": ns.left_shift, "rshift": ns.right_shift, "matmul": ns.matmul,
+    }
+    for name, fn in binary.items():
+        setattr(Tracer, f"__{name}__", (lambda f: lambda a, b: f(a, b))(fn))
+        setattr(Tracer, f"__r{name}__", (lambda f: lambda a, b: f(b, a))(fn))
+    comparisons = {"eq": ns.equal, "ne": ns.not_equal, "lt": ns.less, "le": ns.less_equal,
+                   "gt": ns.greater, "ge": ns.greater_equal}
+    for name, fn in comparisons.items():
+        setattr(Tracer, f"__{name}__", (lambda f: lambda a, b: f(a, b))(fn))
+    Tracer.__neg__ = lambda a: ns.negative(a)
+    Tracer.__pos__ = lambda a: ns.positive(a)
+    Tracer.__abs__ = lambda a: ns.absolute(a)
+    Tracer.__invert__ = lambda a: ns.invert(a)
+    Tracer.__getitem__ = lambda a, index: ns._getitem(a, index)
+    Tracer.T = property(lambda a: ns.transpose(a))
+    Tracer.mT = property(lambda a: ns.swapaxes(a, -1, -2))
+    Tracer.reshape = lambda a, *shape, order="C": ns.reshape(
+        a, shape[0] if len(shape) == 1 else shape, order=order)
+    Tracer.transpose = lambda a, *axes: ns.transpose(
+        a, (axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes) or None)
+    Tracer.astype = lambda a, dtype, copy=True: ns.astype(a, dtype)
+    Tracer.squeeze = lambda a, axis=None: ns.squeeze(a, axis)
+    Tracer.swapaxes = lambda a, a1, a2: ns.swapaxes(a, a1, a2)
+    Tracer.ravel = lambda a, order="C": ns.ravel(a, order)
+    Tracer.flatten = lambda a, order="C": ns.ravel(a, order)
+    Tracer.clip = lambda a, min=None, max=None: ns.clip(a, min, max)
+    Tracer.round = lambda a, decimals=0: ns.round(a, decimals)
+    Tracer.dot = lambda a, b: ns.dot(a, b)
+    Tracer.copy = lambda a: ns.array(a)
+    Tracer.conj = Tracer.conjugate = lambda a: ns.conjugate(a)
+    Tracer.real = property(lambda a: ns.real(a))
+    for name in ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax",
+                 "argmin", "cumsum", "cumprod", "sort", "argsort", "repeat", "take", "nonzero"):
+        fn = getattr(ns, name, None)
+        if fn is not None:
+            setattr(Tracer, name, (lambda f: lambda a, *args, **kw: f(a, *args, **kw))(fn))
+    Tracer.at = property(ns.indexing.IndexUpdateHelper)

@@ -1,0 +1,28 @@
+"""``arrjit.numpy``: a jnp-like namespace with NumPy 2 semantics.
+
+Inside ``arrjit.jit`` the functions record primitives on traced arrays; outside they run
+eagerly and return what NumPy returns (``numpy.ndarray`` results). The functions live in
+topic modules (``base``: creation, elementwise, manipulation; ``reductions``, ``linalg``,
+``shapes``, ``indexing``, ``misc``); this package re-exports them.
+
+>>> import arrjit, arrjit.numpy as anp
+>>> f = arrjit.jit(lambda x: anp.sqrt(x) * 2 + 1)
+>>> f(anp.array([1.0, 4.0]))
+array([3., 5.])
+>>> anp.exp(anp.zeros(2, dtype=anp.float32)).dtype
+dtype('float32')
+"""
+from ..core.trace import install_array_methods as _install_array_methods
+from .base import *  # noqa: F401,F403
+from .indexing import getitem as _getitem  # noqa: F401  (the Tracer's [] operator)
+from .linalg import dot, einsum, inner, matmul, outer, tensordot, vdot  # noqa: F401
+from .misc import allclose, array_equal, histogram, interp, isclose, nan_to_num, unique  # noqa
+from .reductions import (  # noqa: F401
+    all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, logsumexp, max, mean,
+    min, nanmax, nanmean, nanmin, nansum, prod, std, sum, var)
+from .shapes import (  # noqa: F401
+    argsort, atleast_1d, atleast_2d, concatenate, diag, diagonal, eye, flip, fliplr, flipud,
+    hstack, identity, meshgrid, pad, repeat, roll, searchsorted, sort, split, stack, take,
+    take_along_axis, tile, tri, tril, triu, vstack)
+
+_install_array_methods(__import__(__name__, fromlist=["_"]))

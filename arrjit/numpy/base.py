@@ -1,0 +1,411 @@
+"""The namespace's base: dtypes and constants, creation, elementwise functions (one
+primitive each) and shape manipulation. The topic modules build on these.
+
+>>> import arrjit, arrjit.numpy as anp
+>>> f = arrjit.jit(lambda x: anp.sqrt(x) * 2 + 1)
+>>> f(anp.array([1.0, 4.0]))
+array([3., 5.])
+>>> anp.exp(anp.zeros(2, dtype=anp.float32)).dtype
+dtype('float32')
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any as _Any, Sequence as _Sequence
+
+import numpy as _np
+
+from ..core import primitives as _p
+from ..core.dtypes import check_supported as _check_supported
+from ..core.ir import Op as _Op
+from ..core.trace import Tracer as _Tracer, current_trace as _current_trace
+
+# dtypes and constants, as in numpy / jax.numpy
+bool_ = _np.bool_
+int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
+uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
+float32, float64 = _np.float32, _np.float64
+pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
+newaxis = None
+dtype = _np.dtype
+ndarray = _np.ndarray
+
+
+def _is_traced(*xs: _Any) -> bool:
+    return builtins.any(isinstance(x, _Tracer) for x in xs)
+
+
+def _shape_tuple(shape) -> tuple[int, ...]:
+    if isinstance(shape, (int, _np.integer)):
+        return (operator.index(shape),)
+    return tuple(operator.index(d) for d in shape)
+
+
+def _normalize_axis(axis: int, ndim: int, argname: str = "axis") -> int:
+    axis = operator.index(axis)
+    if not -ndim <= axis < builtins.max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+        raise _np.exceptions.AxisError(f"{argname} {axis} is out of bounds for array of "
+                                       f"dimension {ndim}")
+    return axis % builtins.max(ndim, 1)
+
+
+def _checked_dtype(dtype, what: str):
+    return None if dtype is None else _check_supported(dtype, what)
+
+
+# --------------------------------------------------------------------------------------------
+# creation
+# --------------------------------------------------------------------------------------------
+def array(object, dtype=None, copy=True, ndmin: int = 0):
+    """``numpy.array``: a new array (a traced array is returned as the same value)."""
+    dt = _checked_dtype(dtype, "array")
+    if isinstance(object, _Tracer):
+        out = object if dt is None else astype(object, dt)
+        while out.ndim < ndmin:
+            out = expand_dims(out, 0)
+        return out
+    if isinstance(object, (list, tuple)) and _contains_tracer(object):
+        raise TypeError(
+            "anp.array/asarray of a Python list containing traced arrays is not supported; "
+            "build the array with anp.stack(...) or anp.concatenate(...) instead")
+    result = _np.array(object, dtype=dt, copy=copy, ndmin=ndmin)
+    _check_supported(result.dtype, "array")
+    ctx = _current_trace()
+    if ctx is not None:  # inside jit, as in jax.numpy: a (constant) traced array
+        return _p.Tracer(ctx, ctx.constant(result), frozenset())
+    return result
+
+
+def _contains_tracer(obj) -> bool:
+    if isinstance(obj, _Tracer):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return builtins.any(_contains_tracer(o) for o in obj)
+    return False
+
+
+def asarray(a, dtype=None):
+    """``numpy.asarray``: no copy when ``a`` already is an array of that dtype."""
+    if isinstance(a, _Tracer):
+        return a if dtype is None else astype(a, dtype)
+    return array(a, dtype=dtype, copy=None)
+
+
+def _filled(shape, fill_value, dtype) -> _Any:
+    shape = _shape_tuple(shape)
+    if isinstance(fill_value, _Tracer):
+        value = fill_value if dtype is None else astype(fill_value, dtype)
+        return broadcast_to(value, shape)
+    if dtype is None:
+        dtype = _np.array(fill_value).dtype
+    dt = _check_supported(dtype, "array")
+    ctx = _current_trace()
+    if ctx is not None:
+        # Inside jit a constant fill is a broadcast scalar: fused as a literal, never stored.
+        scalar = _p.Tracer(ctx, ctx.constant(_np.asarray(fill_value, dtype=dt)), frozenset())
+        return broadcast_to(scalar, shape)
+    return _np.full(shape, fill_value, dtype=dt)
+
+
+def zeros(shape, dtype=None):
+    """``numpy.zeros``; the default dtype is float64."""
+    return _filled(shape, 0, float64 if dtype is None else dtype)
+
+
+def ones(shape, dtype=None):
+    """``numpy.ones``; the default dtype is float64."""
+    return _filled(shape, 1, float64 if dtype is None else dtype)
+
+
+def empty(shape, dtype=None):
+    """``numpy.empty``; inside jit the contents are zeros (never uninitialised memory)."""
+    if _current_trace() is not None:
+        return zeros(shape, dtype)
+    return _np.empty(_shape_tuple(shape), dtype=_check_supported(float64 if dtype is None
+                                                                  else dtype, "empty"))
+
+
+def full(shape, fill_value, dtype=None):
+    """``numpy.full``."""
+    return _filled(shape, fill_value, dtype)
+
+
+def _like(a, dtype, shape):
+    return (dtype if dtype is not None else a.dtype), (a.shape if shape is None else shape)
+
+
+def zeros_like(a, dtype=None, shape=None):
+    return zeros(*reversed(_like(a, dtype, shape)))
+
+
+def ones_like(a, dtype=None, shape=None):
+    return ones(*reversed(_like(a, dtype, shape)))
+
+
+def empty_like(a, dtype=None, shape=None):
+    return empty(*reversed(_like(a, dtype, shape)))
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    dt, sh = _like(a, dtype, shape)
+    return full(sh, fill_value, dt)
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    """``numpy.arange`` (bounds must be concrete: the length is part of the shape)."""
+    for name, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, _Tracer):
+            raise _p.errors.ConcretizationTypeError(
+                f"anp.arange {name} is a traced value {v.aval}: the length of an array must be "
+                f"known while tracing. Mark that argument static (static_argnames=...).")
+    out = _np.arange(start, stop, step, dtype=_checked_dtype(dtype, "arange"))
+    _check_supported(out.dtype, "arange")
+    return out
+
+
+def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None):
+    """``numpy.linspace`` with concrete bounds."""
+    if _is_traced(start, stop):
+        raise _p.errors.ConcretizationTypeError(
+            "anp.linspace with traced bounds is not supported; pass the bounds as static "
+            "arguments (static_argnames=...)")
+    return _np.linspace(start, stop, num, endpoint=endpoint,
+                        dtype=_checked_dtype(dtype, "linspace"))
+
+
+# --------------------------------------------------------------------------------------------
+# elementwise (one primitive each; NumPy's ufunc defines the semantics)
+# --------------------------------------------------------------------------------------------
+def _ufunc(op: _Op, name: str):
+    nin = 1 if op in _UNARY_OPS else 2
+
+    if nin == 1:
+        def fn(x):
+            return _p.bind_ufunc(op, x)
+    else:
+        def fn(x1, x2):
+            return _p.bind_ufunc(op, x1, x2)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``numpy.{op.value}`` with NumPy's dtype and broadcasting rules."
+    return fn
+
+
+from ..core.ir import UNARY as _UNARY_OPS, UFUNC_OPS as _UFUNC_OPS  # noqa: E402
+
+for _op in _UFUNC_OPS:
+    globals()[_op.value] = _ufunc(_op, _op.value)
+
+divide = true_divide  # noqa: F821
+mod = remainder  # noqa: F821
+abs = absolute  # noqa: F821,A001
+bitwise_not = invert  # noqa: F821
+bitwise_invert = invert  # noqa: F821
+bitwise_left_shift = left_shift  # noqa: F821
+bitwise_right_shift = right_shift  # noqa: F821
+pow = power  # noqa: F821,A001
+asin, acos, atan, atan2 = arcsin, arccos, arctan, arctan2  # noqa: F821
+
+
+def positive(x):
+    """``numpy.positive``: a copy with the same dtype."""
+    if isinstance(x, _Tracer):
+        _p.resolve_ufunc(_np.positive, [x.aval])
+        return x
+    return _np.positive(x)
+
+
+def conjugate(x):
+    """Complex conjugate; arrjit's dtypes are real, so this is the identity (bool becomes
+    int8, as in NumPy)."""
+    if not isinstance(x, _Tracer):
+        return _np.conjugate(x)
+    return astype(x, _np.int8) if x.dtype == _np.bool_ else x
+
+
+conj = conjugate
+
+
+def real(x):
+    return x if isinstance(x, _Tracer) else _np.real(x)
+
+
+def where(condition, x=None, y=None):
+    """``numpy.where(condition, x, y)``. The one-argument form has a value-dependent shape and
+    is only available outside jit."""
+    if x is None and y is None:
+        if _is_traced(condition):
+            raise _p.errors.ConcretizationTypeError(
+                "anp.where(condition) with one argument returns indices whose number depends on "
+                "the values, so it cannot be traced; use anp.where(condition, x, y)")
+        return _np.where(condition)
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
+    return _p.bind_select(condition, x, y)
+
+
+def astype(x, dtype):
+    """``x.astype(dtype)``."""
+    return _p.bind_cast(x, dtype)
+
+
+def clip(a, a_min=None, a_max=None):
+    """``numpy.clip``: ``minimum(maximum(a, a_min), a_max)``, NaN propagating."""
+    if a_min is None and a_max is None:
+        raise ValueError("One of max or min must be given")
+    out = a
+    if a_min is not None:
+        out = maximum(out, a_min)  # noqa: F821
+    if a_max is not None:
+        out = minimum(out, a_max)  # noqa: F821
+    return out
+
+
+def round(a, decimals: int = 0):  # noqa: A001
+    """``numpy.round``: round half to even, at ``decimals`` places."""
+    if _p.aval_of(a).dtype == _np.bool_:
+        raise _p.errors.UnsupportedDtypeError(
+            "anp.round of a bool array is float16 in NumPy, which arrjit does not compile; "
+            "cast first: anp.round(x.astype(anp.float32))")
+    if not isinstance(a, _Tracer):
+        return _np.round(a, decimals)
+    if a.dtype.kind in "iu":
+        if decimals < 0:
+            raise NotImplementedError("anp.round of integers with negative decimals under jit")
+        return a
+    if decimals == 0:
+        return rint(a)  # noqa: F821
+    if decimals > 0:
+        factor = 10.0 ** decimals
+        return true_divide(rint(multiply(a, factor)), factor)  # noqa: F821
+    factor = 10.0 ** (-decimals)
+    return multiply(rint(true_divide(a, factor)), factor)  # noqa: F821
+
+
+around = round
+
+
+# --------------------------------------------------------------------------------------------
+# shapes and views
+# --------------------------------------------------------------------------------------------
+def _size(shape: _Sequence[int]) -> int:
+    return int(_np.prod(shape, dtype=_np.int64))
+
+
+def reshape(a, newshape=None, order: str = "C", *, shape=None):
+    """``numpy.reshape`` (C order; one dimension may be -1)."""
+    if shape is not None:
+        newshape = shape
+    if order != "C":
+        raise NotImplementedError(f"reshape order={order!r}: arrjit supports order='C' only")
+    if not isinstance(a, _Tracer):
+        return _np.reshape(a, _shape_tuple(newshape))
+    target = list(_shape_tuple(newshape))
+    unknown = [i for i, d in enumerate(target) if d == -1]
+    known = _size([d for d in target if d != -1])
+    if len(unknown) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if unknown and known and a.size % known == 0:
+        target[unknown[0]] = a.size // known
+    if unknown and target[unknown[0]] == -1 or _size(target) != a.size or builtins.any(
+            d < 0 for d in target):
+        raise ValueError(f"cannot reshape array of size {a.size} into shape "
+                         f"{tuple(_shape_tuple(newshape))}")
+    return _p.bind_reshape(a, tuple(target))
+
+
+def ravel(a, order: str = "C"):
+    return reshape(a, (-1,), order)
+
+
+def transpose(a, axes=None):
+    """``numpy.transpose``; ``axes`` defaults to reversing the dimensions."""
+    if not isinstance(a, _Tracer):
+        return _np.transpose(a, axes)
+    nd = a.ndim
+    perm = tuple(reversed(range(nd))) if axes is None else tuple(
+        _normalize_axis(ax, nd, "axis") for ax in axes)
+    if sorted(perm) != list(range(nd)):
+        raise ValueError("axes don't match array")
+    return _p.bind_transpose(a, perm)
+
+
+permute_dims = transpose
+
+
+def swapaxes(a, axis1: int, axis2: int):
+    if not isinstance(a, _Tracer):
+        return _np.swapaxes(a, axis1, axis2)
+    perm = list(range(a.ndim))
+    i, j = _normalize_axis(axis1, a.ndim, "axis1"), _normalize_axis(axis2, a.ndim, "axis2")
+    perm[i], perm[j] = perm[j], perm[i]
+    return _p.bind_transpose(a, tuple(perm))
+
+
+def moveaxis(a, source, destination):
+    if not isinstance(a, _Tracer):
+        return _np.moveaxis(a, source, destination)
+    src = [_normalize_axis(s, a.ndim, "source") for s in _np.atleast_1d(source)]
+    dst = [_normalize_axis(d, a.ndim, "destination") for d in _np.atleast_1d(destination)]
+    order = [n for n in range(a.ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return _p.bind_transpose(a, tuple(order))
+
+
+def expand_dims(a, axis):
+    """``numpy.expand_dims`` (``axis`` an int or a tuple)."""
+    if not isinstance(a, _Tracer):
+        return _np.expand_dims(a, axis)
+    axes = (axis,) if isinstance(axis, (int, _np.integer)) else tuple(axis)
+    out_nd = a.ndim + len(axes)
+    positions = sorted(_normalize_axis(ax, out_nd) for ax in axes)
+    if len(set(positions)) != len(positions):
+        raise ValueError("repeated axis")
+    dims = iter(a.shape)
+    shape = tuple(1 if i in positions else next(dims) for i in range(out_nd))
+    return _p.bind_reshape(a, shape)
+
+
+def squeeze(a, axis=None):
+    """``numpy.squeeze``: remove size-1 dimensions (all, or those in ``axis``)."""
+    if not isinstance(a, _Tracer):
+        return _np.squeeze(a, axis)
+    if axis is None:
+        axes = {i for i, d in enumerate(a.shape) if d == 1}
+    else:
+        axes = {_normalize_axis(ax, a.ndim) for ax in
+                ((axis,) if isinstance(axis, (int, _np.integer)) else axis)}
+        if builtins.any(a.shape[i] != 1 for i in axes):
+            raise ValueError("cannot select an axis to squeeze out which has size not equal "
+                             "to one")
+    return _p.bind_reshape(a, tuple(d for i, d in enumerate(a.shape) if i not in axes))
+
+
+def broadcast_to(array, shape):
+    """``numpy.broadcast_to``: a read-only broadcast view (a free index map inside jit)."""
+    return _p.bind_broadcast(array, _shape_tuple(shape))
+
+
+def broadcast_arrays(*args):
+    shape = _p.broadcast_shapes_like_numpy([_p.aval_of(a).shape for a in args])
+    return [broadcast_to(a, shape) for a in args]
+
+
+def broadcast_shapes(*shapes):
+    return _p.broadcast_shapes_like_numpy([_shape_tuple(s) for s in shapes])
+
+
+def shape(a) -> tuple[int, ...]:
+    return tuple(a.shape) if isinstance(a, _Tracer) else _np.shape(a)
+
+
+def ndim(a) -> int:
+    return a.ndim if isinstance(a, _Tracer) else _np.ndim(a)
+
+
+def size(a) -> int:
+    return a.size if isinstance(a, _Tracer) else _np.size(a)
+
+
+flatten = ravel

@@ -1,0 +1,176 @@
+"""Advanced indexing of traced arrays: integer-array gathers (``x[idx]``, ``take``) and
+functional updates (``x.at[idx].set / add / multiply / min / max / get``).
+
+An index is split into a static template (ints, slices, None, Ellipsis and placeholders) and
+its integer-array operands; NumPy applies the rebuilt index at run time, so the semantics
+(broadcasting of index arrays, where the indexed dimensions go, IndexError on out-of-range
+values) are NumPy's own.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from . import base as anp
+from ..core import primitives as p
+from ..core.ir import Op
+from ..core.trace import Tracer
+
+
+def is_advanced(items) -> bool:
+    return any(isinstance(it, (Tracer, list, np.ndarray)) for it in items)
+
+
+def split_index(x: Tracer, index) -> tuple[tuple, list]:
+    """(template, array operands) for ``index``; rejects traced boolean masks."""
+    items = index if isinstance(index, tuple) else (index,)
+    template: list = []
+    arrays: list = []
+    for it in items:
+        if isinstance(it, (list, np.ndarray)) or isinstance(it, Tracer):
+            if not isinstance(it, Tracer):
+                it = np.asarray(it)
+            if it.dtype == np.bool_:
+                if isinstance(it, Tracer):
+                    raise IndexError(
+                        f"boolean mask indexing of a traced array {x.aval} is not supported: "
+                        f"the shape of x[mask] depends on the mask's values. Use "
+                        f"anp.where(mask, x, fill) to keep the shape, or index outside jit.")
+                for part in np.nonzero(it):
+                    template.append(("array", len(arrays)))
+                    arrays.append(part)
+                continue
+            if it.dtype.kind not in "iu":
+                raise IndexError("arrays used as indices must be of integer (or boolean) type")
+            template.append(("array", len(arrays)))
+            arrays.append(it)
+        elif isinstance(it, slice):
+            template.append(("slice", it.start, it.stop, it.step))
+        elif it is None or it is Ellipsis or isinstance(it, (int, np.integer)):
+            template.append(it if it is None or it is Ellipsis else int(it))
+        else:
+            raise IndexError(f"unsupported index {it!r} of type {type(it).__name__}")
+    return tuple(template), arrays
+
+
+def indexed_shape(x_shape, template: tuple, arrays: list) -> tuple[int, ...]:
+    """The result shape of ``x[index]``, computed by NumPy on a zero-stride stand-in (constant
+    index arrays are checked against the bounds here, as NumPy would)."""
+    from ..core.library import build_index
+
+    probe = np.broadcast_to(np.zeros((), np.int8), x_shape)
+    concrete = [a if isinstance(a, np.ndarray) else np.zeros(a.shape, np.intp) for a in arrays]
+    return probe[build_index(template, concrete)].shape
+
+
+def gather(x: Tracer, index):
+    template, arrays = split_index(x, index)
+    shape = indexed_shape(x.shape, template, arrays)
+    return p.bind_library(Op.GATHER, (x, *arrays), p.Aval(shape, x.dtype), None,
+                          index=template)
+
+
+def scatter(x: Tracer, index, updates, mode: str):
+    template, arrays = split_index(x, index)
+    shape = indexed_shape(x.shape, template, arrays)
+    upd = anp.asarray(updates) if not p.is_python_scalar(updates) else updates
+    upd_aval = p.aval_of(upd)
+    try:
+        np.broadcast_shapes(upd_aval.shape, shape)
+    except ValueError:
+        raise ValueError(f"x.at[...].{mode}: updates of shape {upd_aval.shape} cannot be "
+                         f"broadcast to the indexed shape {shape}") from None
+    if p.is_python_scalar(upd) or upd_aval.dtype != x.dtype:
+        upd = anp.asarray(upd, dtype=x.dtype)  # JAX semantics: updates take x's dtype
+    return p.bind_library(Op.SCATTER, (x, *arrays, upd), x.aval, None, index=template,
+                          mode=mode)
+
+
+class IndexUpdateRef:
+    """``x.at[index]``: functional updates that return a new array."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array = array
+        self.index = index
+
+    def get(self):
+        return self.array[self.index]
+
+    def set(self, values):
+        return scatter(self.array, self.index, values, "set")
+
+    def add(self, values):
+        return scatter(self.array, self.index, values, "add")
+
+    def multiply(self, values):
+        return scatter(self.array, self.index, values, "multiply")
+
+    mul = multiply
+
+    def min(self, values):  # noqa: A003
+        return scatter(self.array, self.index, values, "min")
+
+    def max(self, values):  # noqa: A003
+        return scatter(self.array, self.index, values, "max")
+
+
+class IndexUpdateHelper:
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index) -> IndexUpdateRef:
+        return IndexUpdateRef(self.array, index)
+
+
+def getitem(x: Tracer, index):
+    """Basic indexing of a traced array: ints, slices, None and Ellipsis."""
+    items = index if isinstance(index, tuple) else (index,)
+    if is_advanced(items):
+        return gather(x, index)
+    for it in items:
+        if not (it is None or it is Ellipsis or isinstance(it, (slice, int, np.integer))):
+            raise IndexError(f"unsupported index {it!r} of type {type(it).__name__}")
+    consumed = builtins.sum(1 for it in items if it is not None and it is not Ellipsis)
+    if builtins.sum(1 for it in items if it is Ellipsis) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but "
+                         f"{consumed} were indexed")
+    expanded: list = []
+    for it in items:
+        if it is Ellipsis:
+            expanded.extend([slice(None)] * (x.ndim - consumed))
+        else:
+            expanded.append(it)
+    if Ellipsis not in items:
+        expanded.extend([slice(None)] * (x.ndim - consumed))
+    starts, steps, sliced_shape, final_shape = [], [], [], []
+    dim = 0
+    for it in expanded:
+        if it is None:
+            final_shape.append(1)
+            continue
+        n = x.shape[dim]
+        if isinstance(it, slice):
+            start, stop, step = it.indices(n)
+            length = len(range(start, stop, step))
+            starts.append(start if length else 0)
+            steps.append(step)
+            sliced_shape.append(length)
+            final_shape.append(length)
+        else:
+            i = operator.index(it)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
+            starts.append(i % n)
+            steps.append(1)
+            sliced_shape.append(1)
+        dim += 1
+    out = p.bind_slice(x, tuple(starts), tuple(steps), tuple(sliced_shape))
+    return p.bind_reshape(out, tuple(final_shape))

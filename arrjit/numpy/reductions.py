@@ -1,0 +1,219 @@
+"""Reductions of ``arrjit.numpy``: sum, prod, max, min, argmax, argmin, any, all, mean, var,
+std, logsumexp, cumulative sums and the NaN-aware variants. NumPy decides every result dtype
+(probed on a one-element array), so ``sum(int8)`` is int64 and ``mean(float32)`` float32.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from . import base as anp
+from ..core import primitives as p
+from ..core.dtypes import check_supported
+from ..core.ir import Op
+from ..core.trace import Tracer
+
+
+def _axes(axis, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    items = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = []
+    for ax in items:
+        ax = operator.index(ax)
+        if not -ndim <= ax < ndim:
+            raise np.exceptions.AxisError(f"axis {ax} is out of bounds for array of dimension "
+                                          f"{ndim}")
+        out.append(ax % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError("duplicate value in 'axis'")
+    return tuple(sorted(out))
+
+
+def _keep(result, x, axes, keepdims: bool):
+    if not keepdims:
+        return result
+    shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    return anp.reshape(result, shape)
+
+
+def _probe_dtype(np_fn, dtype_in: np.dtype, **kwargs) -> np.dtype:
+    out = np.asarray(np_fn(np.ones(1, dtype_in), **kwargs)).dtype
+    return check_supported(out, np_fn.__name__)
+
+
+def _reduction(op: Op, np_fn, identity: bool, name: str):
+    def reduce(a, axis=None, dtype=None, out=None, keepdims=False):
+        if out is not None:
+            raise TypeError(f"anp.{name}: out= is not supported; arrays are immutable")
+        if not isinstance(a, Tracer):
+            kwargs = {} if dtype is None or not _takes_dtype else {"dtype": dtype}
+            return np_fn(np.asarray(a) if p.is_python_scalar(a) else a, axis=axis,
+                         keepdims=keepdims, **kwargs)
+        axes = _axes(axis, a.ndim)
+        kwargs = {"dtype": dtype} if (dtype is not None and _takes_dtype) else {}
+        result_dtype = _probe_dtype(np_fn, a.dtype, **kwargs)
+        if not identity and builtins.any(a.shape[i] == 0 for i in axes):
+            ufunc = {"max": "maximum", "min": "minimum"}.get(name, name)
+            raise ValueError(f"zero-size array to reduction operation {ufunc} which has no "
+                             f"identity")
+        if op in (Op.REDUCE_AND, Op.REDUCE_OR):
+            a = anp.not_equal(a, 0) if a.dtype != np.bool_ else a
+        res = p.bind_reduce(op, a, axes, result_dtype, None)
+        return _keep(res, a, axes, keepdims)
+
+    _takes_dtype = op in (Op.REDUCE_SUM, Op.REDUCE_PROD)
+    reduce.__name__ = reduce.__qualname__ = name
+    reduce.__doc__ = f"``numpy.{name}`` over ``axis`` (int, tuple or None), ``keepdims``."
+    return reduce
+
+
+sum = _reduction(Op.REDUCE_SUM, np.sum, True, "sum")  # noqa: A001
+prod = _reduction(Op.REDUCE_PROD, np.prod, True, "prod")
+max = _reduction(Op.REDUCE_MAX, np.max, False, "max")  # noqa: A001
+min = _reduction(Op.REDUCE_MIN, np.min, False, "min")  # noqa: A001
+all = _reduction(Op.REDUCE_AND, np.all, True, "all")  # noqa: A001
+any = _reduction(Op.REDUCE_OR, np.any, True, "any")  # noqa: A001
+amax, amin = max, min
+
+
+def _arg_reduction(op: Op, np_fn, name: str):
+    def arg(a, axis=None, out=None, *, keepdims=False):
+        if not isinstance(a, Tracer):
+            return np_fn(a, axis=axis, keepdims=keepdims)
+        if a.ndim == 0:
+            return anp.zeros((), np.int64)
+        axes = tuple(range(a.ndim)) if axis is None else _axes(axis, a.ndim)
+        if builtins.any(a.shape[i] == 0 for i in axes):
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        res = p.bind_reduce(op, a, axes, np.dtype(np.int64), None)
+        if keepdims:
+            shape = (1,) * a.ndim if axis is None else tuple(
+                1 if i in axes else d for i, d in enumerate(a.shape))
+            res = anp.reshape(res, shape)
+        return res
+
+    arg.__name__ = arg.__qualname__ = name
+    arg.__doc__ = f"``numpy.{name}``: first index of the extreme value (NaN counts as one)."
+    return arg
+
+
+argmax = _arg_reduction(Op.ARGMAX, np.argmax, "argmax")
+argmin = _arg_reduction(Op.ARGMIN, np.argmin, "argmin")
+
+
+def _count(a, axes) -> int:
+    return int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False):
+    """``numpy.mean``: float64 for integer inputs, float32 stays float32."""
+    if not isinstance(a, Tracer):
+        return np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    axes = _axes(axis, a.ndim)
+    acc = np.dtype(dtype) if dtype is not None else (
+        a.dtype if a.dtype.kind == "f" else np.dtype(np.float64))
+    total = sum(a, axis=axes, dtype=acc, keepdims=keepdims)
+    return anp.true_divide(total, _count(a, axes)).astype(acc)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """``numpy.var``: mean of squared deviations, divided by ``n - ddof``."""
+    if not isinstance(a, Tracer):
+        return np.var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    axes = _axes(axis, a.ndim)
+    acc = np.dtype(dtype) if dtype is not None else (
+        a.dtype if a.dtype.kind == "f" else np.dtype(np.float64))
+    n = _count(a, axes)
+    centered = anp.subtract(a, anp.true_divide(sum(a, axis=axes, dtype=acc, keepdims=True), n))
+    centered = centered.astype(acc) if centered.dtype != acc else centered
+    total = sum(anp.multiply(centered, centered), axis=axes, dtype=acc, keepdims=keepdims)
+    return anp.true_divide(total, builtins.max(n - ddof, 0)).astype(acc)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    """``numpy.std``: the square root of ``var``."""
+    if not isinstance(a, Tracer):
+        return np.std(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    return anp.sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+
+
+def logsumexp(a, axis=None, keepdims=False):
+    """``scipy.special.logsumexp``: ``log(sum(exp(a)))`` without overflow."""
+    axes = _axes(axis, np.ndim(a) if not isinstance(a, Tracer) else a.ndim)
+    a_max = max(a, axis=axes, keepdims=True)
+    a_max = anp.where(anp.isfinite(a_max), a_max, 0)
+    s = sum(anp.exp(anp.subtract(a, a_max)), axis=axes, keepdims=True)
+    out = anp.add(anp.log(s), a_max)
+    if not keepdims:
+        out = anp.squeeze(out, axis=axes) if axes else out
+    return out
+
+
+def _cumulative(op: Op, np_fn, name: str):
+    def cum(a, axis=None, dtype=None, out=None):
+        if not isinstance(a, Tracer):
+            return np_fn(a, axis=axis, dtype=dtype)
+        if axis is None:
+            a = anp.ravel(a)
+            axis = 0
+        (ax,) = _axes(axis, a.ndim)
+        result_dtype = _probe_dtype(np_fn, a.dtype, **({"dtype": dtype} if dtype else {}))
+        a = a.astype(result_dtype) if a.dtype != result_dtype else a
+        return p.bind_library(op, (a,), p.Aval(a.shape, result_dtype), None, axis=ax)
+
+    cum.__name__ = cum.__qualname__ = name
+    cum.__doc__ = f"``numpy.{name}`` along ``axis`` (flattened when None)."
+    return cum
+
+
+cumsum = _cumulative(Op.CUMSUM, np.cumsum, "cumsum")
+cumprod = _cumulative(Op.CUMPROD, np.cumprod, "cumprod")
+
+
+def nansum(a, axis=None, dtype=None, keepdims=False):
+    """``numpy.nansum``: NaNs count as zero."""
+    if not isinstance(a, Tracer):
+        return np.nansum(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    if a.dtype.kind == "f":
+        a = anp.where(anp.isnan(a), 0, a)
+    return sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _nan_extreme(fn, np_fn, fill):
+    def nan_ext(a, axis=None, keepdims=False):
+        if not isinstance(a, Tracer):
+            return np_fn(a, axis=axis, keepdims=keepdims)
+        if a.dtype.kind != "f":
+            return fn(a, axis=axis, keepdims=keepdims)
+        nan = anp.isnan(a)
+        best = fn(anp.where(nan, fill, a), axis=axis, keepdims=keepdims)
+        return anp.where(all(nan, axis=axis, keepdims=keepdims), np.nan, best)
+    nan_ext.__name__ = np_fn.__name__
+    nan_ext.__doc__ = f"``numpy.{np_fn.__name__}``: NaNs are ignored; an all-NaN slice is NaN."
+    return nan_ext
+
+
+nanmax = _nan_extreme(max, np.nanmax, -np.inf)
+nanmin = _nan_extreme(min, np.nanmin, np.inf)
+
+
+def nanmean(a, axis=None, keepdims=False):
+    """``numpy.nanmean``: the mean of the non-NaN values."""
+    if not isinstance(a, Tracer):
+        return np.nanmean(a, axis=axis, keepdims=keepdims)
+    if a.dtype.kind != "f":
+        return mean(a, axis=axis, keepdims=keepdims)
+    valid = anp.logical_not(anp.isnan(a))
+    return anp.true_divide(nansum(a, axis=axis, keepdims=keepdims),
+                           sum(valid, axis=axis, keepdims=keepdims)).astype(a.dtype)
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    """``numpy.count_nonzero``."""
+    if not isinstance(a, Tracer):
+        return np.count_nonzero(a, axis=axis, keepdims=keepdims)
+    return sum(anp.not_equal(a, 0), axis=axis, dtype=np.int64, keepdims=keepdims)
+

@@ -1,0 +1,166 @@
+"""The fused program as data: loop nests (``Kernel``) over SSA statements with affine index
+maps, and the library-call steps between them. ``passes.fuse`` builds these; each backend
+renders them (``backends/<target>/codegen``). Nothing here knows about a target.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+
+from ..core.ir import Node, Op, Var
+
+
+@dataclass(frozen=True)
+class Affine:
+    """``offset + sum(coefs[j] * i_j)`` over the loop indices ``i_j``.
+
+    ``shifted`` marks an access through a slice: its offset is a run-time value even where
+    it happens to be 0, since slices of other sizes can shift it (a reversed reversal cancels
+    its offset at some sizes only), and generated code must not depend on sizes."""
+
+    offset: int
+    coefs: tuple[int, ...]
+    shifted: bool = False
+
+
+def identity_map(shape: tuple[int, ...]) -> tuple[Affine, ...]:
+    n = len(shape)
+    return tuple(Affine(0, tuple(int(j == k) for j in range(n))) for k in range(n))
+
+
+def c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, acc = [], 1
+    for d in reversed(shape):
+        strides.append(acc)
+        acc *= d
+    return tuple(reversed(strides))
+
+
+def combine(terms: list[tuple[int, Affine]], nloops: int) -> Affine:
+    offset = sum(w * a.offset for w, a in terms)
+    coefs = tuple(sum(w * a.coefs[j] for w, a in terms) for j in range(nloops))
+    return Affine(offset, coefs, any(a.shifted for _, a in terms))
+
+
+@dataclass(frozen=True)
+class Load:
+    name: str
+    buffer: int             # index into Kernel.reads (Kernel.writes when ``own_output``)
+    access: Affine          # flat element index into that buffer
+    own_output: bool = False  # reads back what an earlier pass stored in an output
+
+
+@dataclass(frozen=True)
+class Const:
+    name: str
+    value: object           # a Python scalar
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class Compute:
+    name: str
+    op: Op
+    args: tuple[str, ...]
+    dtype: np.dtype         # result dtype
+    arg_dtypes: tuple[np.dtype, ...]
+    params: tuple
+
+
+@dataclass(frozen=True)
+class Store:
+    buffer: int             # index into Kernel.writes
+    value: str
+    access: Affine
+    stage: int = 0          # row kernels: the pass (inner store) or the gap before it (outer)
+
+
+@dataclass(frozen=True)
+class Reduce:
+    """An accumulator over the inner (reduced) loops: initialised before them, updated with
+    ``value`` in the innermost loop, readable as ``name`` after them."""
+
+    name: str
+    op: Op
+    value: str
+    dtype: np.dtype         # the input's dtype (the result dtype for all but arg-reductions)
+    acc_dtype: np.dtype     # accumulator dtype (float64 when summing float32)
+    stage: int = 0          # the pass over the reduced loops that accumulates it
+
+
+Stmt = Union[Load, Const, Compute]
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A loop nest over ``sizes`` (dimensions already merged where the accesses allow).
+
+    In a reduction kernel ("row kernel") the first ``n_outer`` loops run over the output and
+    the rest over the reduced dimensions, in one or more passes per output position: pass
+    ``s`` accumulates the reductions of stage ``s`` and stores the elementwise values of stage
+    ``s``; values of the outer loops (a reduction's result and what is computed from it: the
+    epilogue) exist from the gap after their pass on. ``stages[k]`` places ``stmts[k]``: in
+    pass ``stage`` when it depends on the reduced loops, else in the gap before pass
+    ``stage`` (``passes`` is the gap after the last pass). Softmax is one kernel of three
+    passes: max, sum of exp, then the stores of exp / sum."""
+
+    sizes: tuple[int, ...]
+    reads: tuple[Var, ...]
+    writes: tuple[Var, ...]
+    stmts: tuple[Stmt, ...]
+    stores: tuple[Store, ...]
+    n_outer: int | None = None       # None: no reduction (stores in the innermost loop)
+    reductions: tuple[Reduce, ...] = ()
+    stages: tuple[int, ...] = ()     # per stmt: the pass it was built for; empty: all 0
+    passes: int = 1
+
+    @property
+    def elements(self) -> int:
+        return int(np.prod(self.sizes, dtype=np.int64))
+
+
+
+
+@dataclass(frozen=True)
+class LibraryCall:
+    """A step run outside fused loop nests: a library call or a control-flow node."""
+
+    node: Node
+
+
+Step = Union[Kernel, LibraryCall]
+
+
+@dataclass(frozen=True)
+class Partition:
+    steps: tuple[Step, ...]
+    buffers: frozenset[Var]  # every var that lives in memory (inputs, constants, stored values)
+
+
+def merge_loops(sizes: tuple[int, ...], accesses: list[Affine], n_outer: int | None = None
+                ) -> tuple[tuple[int, ...], list[Affine], int | None]:
+    """Drop size-1 loops and merge adjacent loops that every access walks as one contiguous
+    block (unit inner stride and outer stride equal to the inner extent) or ignores (both
+    strides zero), so contiguous work becomes one flat loop. Merging only on these patterns
+    keeps the loop structure, and so the generated source, the same for other sizes."""
+    keep = [d for d, n in enumerate(sizes) if n != 1]
+    outer = None if n_outer is None else sum(1 for d in keep if d < n_outer)
+    cur_sizes = [sizes[d] for d in keep]
+    cur = [[a.coefs[d] for d in keep] for a in accesses]
+    j = len(cur_sizes) - 2
+    while j >= 0:
+        crosses = outer is not None and j + 1 == outer  # never merge output with reduced loops
+        if not crosses and all((c[j] == 0 and c[j + 1] == 0) or
+                               (c[j + 1] == 1 and c[j] == cur_sizes[j + 1]) for c in cur):
+            cur_sizes[j] *= cur_sizes[j + 1]
+            del cur_sizes[j + 1]
+            for c in cur:
+                c[j] = c[j + 1]
+                del c[j + 1]
+            if outer is not None and j < outer:
+                outer -= 1
+        j -= 1
+    merged = [Affine(a.offset, tuple(c), a.shifted) for a, c in zip(accesses, cur)]
+    return tuple(cur_sizes), merged, outer

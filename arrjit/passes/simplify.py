@@ -1,0 +1,101 @@
+"""Graph-to-graph clean-ups run before fusion: constant folding of small values, common
+subexpression elimination, collapsing of view chains, and dead code elimination.
+
+>>> import numpy as np
+>>> from arrjit.core.dtypes import Aval
+>>> from arrjit.core.ir import Graph, Node, Op, Var
+>>> f64 = np.dtype("float64")
+>>> x, a, b = (Var(i, Aval((3,), f64)) for i in range(3))
+>>> g = Graph((x,), (Node(Op.EXP, (x,), a), Node(Op.EXP, (x,), b)), (a, b))
+>>> print(simplify(g))
+graph(a: float64[3]) {
+  b: float64[3] = exp a
+  return b, b
+}
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.interpret import evaluate_node
+from ..core.ir import ELEMENTWISE, Graph, Literal, Node, Op, Var, make_params
+
+FOLD_MAX_SIZE = 16  # constant-fold only small results: folding a broadcast would materialise it
+
+
+def simplify(graph: Graph) -> Graph:
+    graph = fold_and_cse(graph)
+    return eliminate_dead_code(graph)
+
+
+def fold_and_cse(graph: Graph) -> Graph:
+    """One forward pass: fold constant nodes, merge duplicate nodes, collapse view chains."""
+    rename: dict[Var, Var] = {}
+    seen: dict[tuple, Var] = {}
+    constants: dict[Var, np.ndarray] = {}
+    nodes: list[Node] = []
+    for node in graph.nodes:
+        node = Node(node.op, tuple(rename.get(v, v) for v in node.inputs), node.out, node.params,
+                    node.extra)
+        if node.extra:  # several outputs: kept as they are
+            nodes.append(node)
+            continue
+        by_out = {n.out: n for n in nodes}
+        node = _square_for_power_two(_collapse_views(node, by_out), by_out, constants)
+        if node.op is Op.CONST:
+            constants[node.out] = node.param["value"].array
+        elif (node.op in ELEMENTWISE and node.out.aval.size <= FOLD_MAX_SIZE
+              and all(v in constants for v in node.inputs)):
+            value = evaluate_node(node, [constants[v] for v in node.inputs])
+            value = np.asarray(value, dtype=node.out.dtype)
+            node = Node(Op.CONST, (), node.out, make_params(value=Literal(value)))
+            constants[node.out] = value
+        key = (node.op, node.inputs, node.params, node.out.aval)
+        if key in seen:
+            rename[node.out] = seen[key]
+            continue
+        seen[key] = node.out
+        nodes.append(node)
+    outputs = tuple(rename.get(v, v) for v in graph.outputs)
+    return Graph(graph.inputs, tuple(nodes), outputs)
+
+
+def _collapse_views(node: Node, nodes_by_out: dict[Var, Node]) -> Node:
+    """reshape(reshape(x)) -> reshape(x); transpose(transpose(x)) -> one transpose."""
+    if node.op not in (Op.RESHAPE, Op.TRANSPOSE):
+        return node
+    src = nodes_by_out.get(node.inputs[0])
+    if src is None or src.op is not node.op:
+        return node
+    if node.op is Op.RESHAPE:
+        return Node(Op.RESHAPE, src.inputs, node.out, node.params)
+    inner, outer = src.param["perm"], node.param["perm"]
+    perm = tuple(inner[p] for p in outer)
+    return Node(Op.TRANSPOSE, src.inputs, node.out, make_params(perm=perm))
+
+
+def _square_for_power_two(node: Node, nodes_by_out: dict[Var, Node],
+                          constants: dict[Var, np.ndarray]) -> Node:
+    """``x ** 2`` -> ``square(x)``: the same correctly rounded value, without a ``pow`` call
+    (which no vector unit has)."""
+    if node.op is not Op.POW or node.inputs[0].dtype != node.out.dtype:
+        return node
+    exponent = node.inputs[1]
+    producer = nodes_by_out.get(exponent)
+    while producer is not None and producer.op is Op.BROADCAST:
+        exponent = producer.inputs[0]
+        producer = nodes_by_out.get(exponent)
+    value = constants.get(exponent)
+    if value is None or value.size != 1 or value.reshape(()).item() != 2:
+        return node
+    return Node(Op.SQUARE, (node.inputs[0],), node.out)
+
+
+def eliminate_dead_code(graph: Graph) -> Graph:
+    live = set(graph.outputs)
+    kept: list[Node] = []
+    for node in reversed(graph.nodes):
+        if any(v in live for v in node.outs):
+            kept.append(node)
+            live.update(node.inputs)
+    return Graph(graph.inputs, tuple(reversed(kept)), graph.outputs)

@@ -1,0 +1,181 @@
+"""The only module outside the backends that imports numba: turns generated source into
+callable machine code.
+
+A module is loaded once per process per source text. With the disk cache on, the source is
+published as a file named by its hash (plus the environment key) and imported from there, so
+numba's ``cache=True`` keeps the machine code next to it for the next process. The first
+compile of an entry holds a per-entry file lock, so processes started together compile once
+and the others load. A corrupt entry is a miss: one warning, then a recompile that repairs it.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import threading
+import types
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from . import cache as disk
+
+_modules: dict[str, "LoadedModule"] = {}
+_lock = threading.RLock()
+
+
+@dataclass
+class CompileStats:
+    """What building one jitted function's plans cost (``Jitted.cache_info``, the log)."""
+
+    compiles: int = 0
+    disk_hits: int = 0
+    compile_seconds: float = 0.0   # spent in numba compiling
+    load_seconds: float = 0.0      # spent loading machine code from the disk cache
+
+    def add(self, result: "Compiled", seconds: float) -> None:
+        self.compiles += result.compiled
+        self.disk_hits += result.disk_hits
+        if result.compiled:
+            self.compile_seconds += seconds
+        elif result.disk_hits:
+            self.load_seconds += seconds
+
+
+@dataclass
+class LoadedModule:
+    module: types.ModuleType
+    entry: "disk.EntryPaths | None"   # None: memory-only
+    cache: "disk.DiskCache | None"
+
+
+def source_digest(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()
+
+
+def _exec_in_memory(source: str, digest: str) -> types.ModuleType:
+    name = f"arrjit_generated_{digest[:24]}"
+    module = types.ModuleType(name)
+    module.__file__ = f"<arrjit {name}>"
+    sys.modules[name] = module
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def _import_file(entry: "disk.EntryPaths") -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(entry.module_name, entry.module)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {entry.module}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[entry.module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_module(source: str, key_fields: Mapping[str, Any]) -> LoadedModule:
+    """The module for ``source``: from this process's table, the disk cache, or memory.
+    ``key_fields`` are the backend's parts of the cache key (``Backend.cache_key_fields``)."""
+    digest = source_digest(source)
+    with _lock:
+        loaded = _modules.get(digest)
+        if loaded is not None:
+            return loaded
+        cache = disk.open_cache(key_fields)
+        if cache is not None:
+            cached_source = source.replace("\nCACHE = False\n", "\nCACHE = True\n", 1)
+            entry = cache.entry(cached_source)
+            if cache.publish(entry, cached_source):
+                try:
+                    loaded = LoadedModule(_import_file(entry), entry, cache)
+                except Exception as err:  # an unreadable file: fall back to memory
+                    disk.warn_once("import:" + entry.digest,
+                                   f"arrjit: cannot import cache entry {entry.module} ({err}); "
+                                   f"compiling in memory")
+        if loaded is None:
+            loaded = LoadedModule(_exec_in_memory(source, digest), None, None)
+        _modules[digest] = loaded
+        return loaded
+
+
+def numba_signature(args: Sequence[Any]) -> tuple:
+    from numba import typeof
+
+    return tuple(typeof(a) for a in args)
+
+
+@dataclass
+class Compiled:
+    entry: Callable
+    compiled: int   # numba compilations this call caused
+    disk_hits: int  # overloads loaded from the disk cache
+
+
+def entry_point(loaded: LoadedModule, function: str, args: Sequence[Any]) -> Compiled:
+    """The compiled entry point of ``loaded.module.<function>`` for ``args``' exact types.
+    Calling it skips numba's type dispatch on the hot path."""
+    dispatcher = getattr(loaded.module, function)
+    sig = numba_signature(args)
+    with _lock:
+        if sig in dispatcher.overloads:
+            return Compiled(dispatcher.overloads[sig].entry_point, 0, 0)
+        if loaded.entry is None:
+            dispatcher.compile(sig)
+            return Compiled(dispatcher.overloads[sig].entry_point, 1, 0)
+        return _compile_with_disk(loaded, dispatcher, sig)
+
+
+def _compile_with_disk(loaded: LoadedModule, dispatcher, sig) -> Compiled:
+    from filelock import FileLock, Timeout
+
+    entry, cache = loaded.entry, loaded.cache
+    assert entry is not None and cache is not None  # only called with the disk cache on
+    hits_before = sum(dispatcher._cache_hits.values())
+    try:
+        lock = FileLock(str(entry.lock), timeout=600)
+        with lock:
+            dispatcher = _compile_repairing(loaded, dispatcher, sig)
+    except Timeout:
+        disk.warn_once("lock:" + entry.digest, f"arrjit: waited 600 s for {entry.lock}; "
+                                               f"compiling without it")
+        dispatcher = _compile_repairing(loaded, dispatcher, sig)
+    except OSError as err:  # the lock file cannot be created: compile anyway
+        disk.warn_once("lock:" + str(cache.env_dir), f"arrjit: cannot lock in {cache.env_dir} "
+                                                     f"({err}); compiling without a lock")
+        dispatcher = _compile_repairing(loaded, dispatcher, sig)
+    hits = max(0, sum(dispatcher._cache_hits.values()) - hits_before)
+    cache.touch(entry)
+    if not hits:
+        disk.enforce_cap(cache)
+    return Compiled(dispatcher.overloads[sig].entry_point, 0 if hits else 1, hits)
+
+
+def _compile_repairing(loaded: LoadedModule, dispatcher, sig):
+    """Compile (or load) ``sig``; returns the dispatcher that now holds it."""
+    entry, cache = loaded.entry, loaded.cache
+    assert entry is not None and cache is not None  # only called with the disk cache on
+    pycache = cache.env_dir / "__pycache__"
+    had_cache_files = pycache.is_dir() and any(pycache.glob(entry.module_name + ".*"))
+    try:
+        dispatcher.compile(sig)
+        return dispatcher
+    except Exception as err:
+        if not had_cache_files:  # nothing was loaded from disk: a genuine compile error
+            raise
+        # numba's index or code file is unreadable (truncated, zeroed, garbage): drop them
+        # and compile afresh, which rewrites them.
+        cache.remove_compiled(entry)
+        disk.warn_once("numba:" + entry.digest,
+                       f"arrjit: cache entry {entry.module_name} could not be loaded "
+                       f"({type(err).__name__}: {err}); recompiling it")
+        # Re-import so every dispatcher of the module starts from a clean cache state.
+        loaded.module = _import_file(entry)
+        fresh = getattr(loaded.module, dispatcher.py_func.__name__)
+        fresh.compile(sig)
+        return fresh
+
+
+def clear() -> None:
+    with _lock:
+        for loaded in _modules.values():
+            sys.modules.pop(loaded.module.__name__, None)
+        _modules.clear()
+    disk.forget_opened()
