@@ -183,3 +183,30 @@ def test_large_arrays_run_on_threads_and_match():
     y = np.random.rand(700)
     f = arrjit.jit(lambda x, y: anp.sqrt(x) * y - x.T[::-1].T)
     assert_same(f(x, y), np.sqrt(x) * y - x.T[::-1].T)
+
+
+def test_cbrt_hypot_logaddexp_special_values_and_accuracy():
+    """Added through the op tables alone (CONTRIBUTING.md); NumPy's special cases hold and
+    values are within 3 ULP of NumPy's SIMD loops (cbrt comes from the C library)."""
+    x = np.array([-8.0, 0.0, -0.0, np.inf, -np.inf, np.nan, 27.0, 5e-324, 1e308])
+    y = np.array([3.0, -0.0, np.inf, np.nan, -np.inf, -np.inf, -2.0, 1e308, 1e308])
+    f = arrjit.jit(lambda x, y: (anp.cbrt(x), anp.hypot(x, y), anp.logaddexp(x, y)))
+    for out, ref in zip(f(x, y), (np.cbrt(x), np.hypot(x, y), np.logaddexp(x, y))):
+        assert_same(out, ref)
+        assert (np.signbit(out) == np.signbit(ref)).all()
+    assert f(x, y)[1][3] == np.inf            # hypot(inf, nan) is inf, as in C99 and NumPy
+    assert f(x, y)[2][4] == -np.inf           # logaddexp(-inf, -inf)
+    rng = np.random.default_rng(0)
+    a = np.concatenate([rng.standard_normal(4000) * 1e3, 10 ** rng.uniform(-300, 300, 4000)])
+    b = rng.standard_normal(8000) * 50
+    for dt in (np.float64, np.float32):
+        A, B = a.astype(dt), b.astype(dt)
+        g = arrjit.jit(lambda a, b: (anp.cbrt(a), anp.hypot(a, b), anp.logaddexp(b, a)))
+        with np.errstate(all="ignore"):
+            refs = (np.cbrt(A), np.hypot(A, B), np.logaddexp(B, A))
+        for out, ref in zip(g(A, B), refs):
+            assert out.dtype == dt
+            finite = np.isfinite(ref)
+            err = np.abs(out[finite] - ref[finite]) / np.spacing(np.abs(ref[finite]))
+            assert err.max() <= 3, err.max()
+    assert_same(anp.cbrt(x), np.cbrt(x))      # eager, outside jit

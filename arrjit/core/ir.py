@@ -41,6 +41,7 @@ class Op(enum.Enum):
     LOG10 = "log10"
     EXPM1 = "expm1"
     SQRT = "sqrt"
+    CBRT = "cbrt"
     SQUARE = "square"
     SIN = "sin"
     COS = "cos"
@@ -70,6 +71,8 @@ class Op(enum.Enum):
     MAXIMUM = "maximum"
     MINIMUM = "minimum"
     ARCTAN2 = "arctan2"
+    HYPOT = "hypot"
+    LOGADDEXP = "logaddexp"
     EQ = "equal"
     NE = "not_equal"
     LT = "less"
@@ -117,13 +120,13 @@ class Op(enum.Enum):
 
 
 UNARY = frozenset({
-    Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.LOG, Op.LOG1P, Op.LOG2, Op.LOG10, Op.EXPM1, Op.SQRT, Op.SQUARE, Op.SIN,
+    Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.LOG, Op.LOG1P, Op.LOG2, Op.LOG10, Op.EXPM1, Op.SQRT, Op.CBRT, Op.SQUARE, Op.SIN,
     Op.COS, Op.TAN, Op.TANH, Op.SINH, Op.COSH, Op.ARCSIN, Op.ARCCOS, Op.ARCTAN, Op.FLOOR,
     Op.CEIL, Op.RINT, Op.LOGICAL_NOT, Op.INVERT, Op.ISNAN, Op.ISINF, Op.ISFINITE,
 })
 BINARY = frozenset({
     Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW, Op.MAXIMUM, Op.MINIMUM,
-    Op.ARCTAN2, Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.LOGICAL_AND, Op.LOGICAL_OR,
+    Op.ARCTAN2, Op.HYPOT, Op.LOGADDEXP, Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.LOGICAL_AND, Op.LOGICAL_OR,
     Op.LOGICAL_XOR, Op.BITWISE_AND, Op.BITWISE_OR, Op.BITWISE_XOR, Op.LEFT_SHIFT,
     Op.RIGHT_SHIFT,
 })
