@@ -10,7 +10,7 @@ from . import numpy  # noqa: F401  (installs the Tracer's array methods)
 from .api import CacheInfo, Jitted, Lowered, clear_caches, jit, make_graph
 from .batching import vmap
 from .config import config
-from .devices import block_until_ready, device_get, device_put, devices
+from .placement import block_until_ready, device_get, device_put, devices
 from .core.tree import register_pytree_node
 
 from .version import __version__

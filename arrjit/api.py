@@ -338,10 +338,10 @@ def make_graph(fun: Callable, *, static_argnums=None, static_argnames=None) -> C
     >>> import arrjit, arrjit.numpy as anp
     >>> print(arrjit.make_graph(lambda x: anp.exp(x) + 1)(anp.zeros(3)))
     graph(a: float64[3]) {
-      b: float64[] = const 1.0
-      c: float64[3] = broadcast[shape=(3,)] b
-      d: float64[3] = exp a
-      e: float64[3] = add d c
+      b: float64[3] = exp a
+      c: float64[] = const 1.0
+      d: float64[3] = broadcast [shape=(3,)] c
+      e: float64[3] = add b d
       return e
     }
     """

@@ -8,7 +8,7 @@ Python per iteration. ``cond`` and ``switch`` evaluate every branch and select t
 >>> import numpy as np, arrjit
 >>> from arrjit import lax
 >>> arrjit.jit(lambda x: lax.fori_loop(0, 3, lambda i, v: v * 2 + i, x))(np.ones(2))
-array([11., 11.])
+array([12., 12.])
 """
 from __future__ import annotations
 

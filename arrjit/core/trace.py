@@ -279,4 +279,4 @@ def install_array_methods(namespace) -> None:
         fn = getattr(ns, name, None)
         if fn is not None:
             setattr(Tracer, name, (lambda f: lambda a, *args, **kw: f(a, *args, **kw))(fn))
-    Tracer.at = property(ns.indexing.IndexUpdateHelper)
+    Tracer.at = property(ns._IndexUpdateHelper)

@@ -14,6 +14,7 @@ dtype('float32')
 """
 from ..core.trace import install_array_methods as _install_array_methods
 from .base import *  # noqa: F401,F403
+from .indexing import IndexUpdateHelper as _IndexUpdateHelper  # noqa: F401  (x.at[...])
 from .indexing import getitem as _getitem  # noqa: F401  (the Tracer's [] operator)
 from .linalg import dot, einsum, inner, matmul, outer, tensordot, vdot  # noqa: F401
 from .misc import allclose, array_equal, histogram, interp, isclose, nan_to_num, unique  # noqa

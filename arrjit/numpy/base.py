@@ -1,12 +1,10 @@
 """The namespace's base: dtypes and constants, creation, elementwise functions (one
 primitive each) and shape manipulation. The topic modules build on these.
 
->>> import arrjit, arrjit.numpy as anp
->>> f = arrjit.jit(lambda x: anp.sqrt(x) * 2 + 1)
->>> f(anp.array([1.0, 4.0]))
-array([3., 5.])
->>> anp.exp(anp.zeros(2, dtype=anp.float32)).dtype
-dtype('float32')
+>>> reshape(arange(6.0), (2, 3)).shape
+(2, 3)
+>>> where(arange(3) > 0, 1.0, -1.0)
+array([-1.,  1.,  1.])
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Devices: the backends registered in this build (``backends.REGISTRY``). On the CPU,
-results are ``numpy.ndarray``.
+"""Devices and placement: the backends registered in this build (``backends.REGISTRY``).
+On the CPU, results are ``numpy.ndarray``. (Not named ``devices``: importing such a module
+would shadow the ``arrjit.devices`` function.)
 
 >>> devices()
 ['cpu']
