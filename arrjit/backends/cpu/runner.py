@@ -20,7 +20,7 @@ from ...config import config
 from ...core import library
 from ...memory import StepMemory
 from ...passes.kernel import Kernel
-from ...plan import KernelStep, LibraryStep, LoopStep, Plan, aliased_donors
+from ...plan import KernelStep, LibraryStep, LoopStep, Plan, Step, aliased_donors
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
 from . import codegen as cpu
@@ -197,6 +197,21 @@ def example_buffers(plan: Plan) -> list:
     return examples
 
 
+def _segment_steps(plan: Plan) -> list[tuple[list[Step], StepMemory]]:
+    """The plan's steps grouped into segments: consecutive kernels share one native module
+    (allocated before it, released after it); every other step is a segment of its own."""
+    groups: list[tuple[list[Step], StepMemory]] = []
+    for step, mem in zip(plan.steps, plan.memory):
+        if isinstance(step, KernelStep) and groups and isinstance(groups[-1][0][-1], KernelStep):
+            steps, merged = groups[-1]
+            steps.append(step)
+            merged.allocs.extend(mem.allocs)
+            merged.release.extend(mem.release)
+        else:
+            groups.append(([step], StepMemory(list(mem.allocs), list(mem.release))))
+    return groups
+
+
 class CpuExecutable:
     """A plan's segments, compiled; ``run`` executes it on NumPy arrays."""
 
@@ -205,36 +220,18 @@ class CpuExecutable:
 
         self.plan = plan
         self.segments: list = []
-        self.memory: list[StepMemory] = []
-        pending: list[KernelCall] = []
-        merged = StepMemory()
-
-        def flush() -> None:
-            if pending:
-                self.segments.append(NativeSegment(list(pending)))
-                self.memory.append(merged_copy())
-                pending.clear()
-
-        def merged_copy() -> StepMemory:
-            mem = StepMemory(list(merged.allocs), list(merged.release))
-            merged.allocs.clear()
-            merged.release.clear()
-            return mem
-
-        for step, mem in zip(plan.steps, plan.memory):
-            if isinstance(step, KernelStep):
-                pending.append(KernelCall(step.kernel, cpu.render_kernel(step.kernel),
-                                          list(step.slots)))
-                merged.allocs.extend(mem.allocs)
-                merged.release.extend(mem.release)
-                continue
-            flush()
-            if isinstance(step, LoopStep):
-                self.segments.append(LoopSegment(step, stats))
+        self.memory: list[StepMemory] = []   # per segment
+        for steps, mem in _segment_steps(plan):
+            first = steps[0]
+            if isinstance(first, KernelStep):
+                self.segments.append(NativeSegment([
+                    KernelCall(s.kernel, cpu.render_kernel(s.kernel), list(s.slots))
+                    for s in steps if isinstance(s, KernelStep)]))
+            elif isinstance(first, LoopStep):
+                self.segments.append(LoopSegment(first, stats))
             else:
-                self.segments.append(LibrarySegment(step))
+                self.segments.append(LibrarySegment(first))
             self.memory.append(mem)
-        flush()
         self.sources = [text for seg in self.segments for text in seg.sources]
         self.fast_run: Callable | None = None
         if compile:
