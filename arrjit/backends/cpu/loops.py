@@ -6,7 +6,7 @@ When both consist of native kernels only, one generated numba ``driver`` runs th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -15,22 +15,22 @@ from ...plan import LoopStep
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
 from . import drivers
-from .runner import CpuExecutable, NativeSegment, compile_entry, not_compiled
+from .segments import NativeSegment, compile_entry, not_compiled
 from .target import cache_key_fields
+
+if TYPE_CHECKING:  # the executable holds its loops; a loop holds its two plans' executables
+    from .runner import CpuExecutable
 
 
 class LoopSegment:
     """A ``WHILE`` loop in a CPU executable."""
 
-    def __init__(self, step: LoopStep, stats: CompileStats):
+    def __init__(self, step: LoopStep, cond: "CpuExecutable", body: "CpuExecutable"):
         self.step = step
         self.in_slots = list(step.in_slots)
         self.out_slots = list(step.out_slots)
         self.n_carry, self.n_cond = step.n_carry, step.n_cond_consts
-        self.stats = stats
-        # rendered now, compiled in ``compile`` (only what the chosen way of running needs)
-        self.cond = CpuExecutable(step.cond, stats, compile=False)
-        self.body = CpuExecutable(step.body, stats, compile=False)
+        self.cond, self.body = cond, body     # rendered, not yet compiled
         self.native = _native_loop(self.cond, self.body)
         self.sources = ([self.native.source] if self.native is not None
                         else self.cond.sources + self.body.sources)
@@ -87,7 +87,7 @@ class _NativeLoop:
                 self.extents]
 
 
-def _native_loop(cond: CpuExecutable, body: CpuExecutable) -> "_NativeLoop | None":
+def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> "_NativeLoop | None":
     """Lay out one native driver for a loop, or None when a plan needs Python (library calls,
     nested loops, constant outputs)."""
     executables = (cond, body)

@@ -1,4 +1,4 @@
-"""Running a plan on the CPU: native segments, library calls, loops, and the hot-path runner.
+"""Running a plan on the CPU: its segments (``segments``, ``loops``) and the hot-path runner.
 
 ``compile_plan`` groups consecutive kernel steps into one native module each (a
 ``program`` function calls them, so a call crosses from Python into native code once per
@@ -10,182 +10,16 @@ across threads by their outermost loop (each kernel is ``nogil``; ``threads``).
 """
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ...config import config
-from ...core import library
 from ...memory import StepMemory
-from ...passes.kernel import Kernel
-from ...plan import KernelStep, LibraryStep, LoopStep, Plan, Step, aliased_donors
-from ...runtime import compile as compiler
+from ...plan import KernelStep, LoopStep, Plan, Step, aliased_donors
 from ...runtime.compile import CompileStats
 from . import codegen as cpu
-from . import drivers
-from .cost import splittable, work
-from .target import cache_key_fields
-from .threads import chunk_state, run_chunks, thread_count
-
-
-def not_compiled(*args: Any) -> None:
-    """Stands for an entry point until the executable is compiled (when the plan is built;
-    nothing compiles while a plan runs)."""
-    raise RuntimeError("arrjit: this executable was not compiled")
-
-
-@dataclass
-class KernelCall:
-    kernel: Kernel
-    rendered: cpu.RenderedKernel
-    slots: list[int]        # write slots then read slots
-    entry: Callable = not_compiled
-    split: bool = False     # a full reduction run as per-chunk partials, then combined
-    chunked: bool = False   # run on chunks of the outer loop by all threads
-    worker: Callable = not_compiled   # takes chunks (of the kernel, or of its part function)
-    finish: Callable = not_compiled
-
-    @property
-    def extent(self) -> int:
-        return drivers.outer_extent(self.kernel)
-
-    def buffers(self, bufs: list) -> tuple[list, list]:
-        """(written arrays, read arrays) of this call."""
-        n = len(self.kernel.writes)
-        return [bufs[s] for s in self.slots[:n]], [bufs[s] for s in self.slots[n:]]
-
-
-def compile_entry(loaded: compiler.LoadedModule, name: str, args: Sequence[Any],
-                  stats: CompileStats) -> Callable:
-    """The entry point of ``name`` for ``args``' types, counted in ``stats``."""
-    t0 = time.perf_counter()
-    result = compiler.entry_point(loaded, name, args)
-    stats.add(result, time.perf_counter() - t0)
-    return result.entry
-
-
-class NativeSegment:
-    """Consecutive kernels compiled into one module with a ``program`` function."""
-
-    def __init__(self, calls: list[KernelCall]):
-        self.calls = calls
-        self.parallel = thread_count() > 1 and any(
-            work(c.kernel) >= config.parallel_threshold for c in calls)
-        extra: list[str] = []
-        for c in calls:
-            big = self.parallel and work(c.kernel) >= config.parallel_threshold
-            c.split = big and cpu.can_split(c.kernel)
-            c.chunked = big and not c.split and splittable(c.kernel)
-            if c.split:
-                extra.append(cpu.render_split(c.kernel, c.rendered.name))
-            if c.split or c.chunked:
-                extra.append(drivers.render_worker(c.kernel, c.rendered.name, c.split))
-        self.source, self.slots = drivers.render_module(
-            [c.rendered for c in calls], [c.slots for c in calls],
-            [bool(c.kernel.sizes) for c in calls], tuple(extra))
-        self.entry: Callable = not_compiled
-
-    @property
-    def sources(self) -> list[str]:
-        return [self.source]
-
-    def program_args(self, bufs: list) -> list:
-        if len(self.calls) == 1:
-            call = self.calls[0]
-            return [bufs[s] for s in call.slots] + [call.rendered.params, 0, call.extent]
-        return [bufs[s] for s in self.slots] + [c.rendered.params for c in self.calls]
-
-    def compile(self, examples: list, stats: CompileStats) -> None:
-        """Compile every entry point for the buffer types in ``examples`` (one per slot)."""
-        loaded = compiler.load_module(self.source, cache_key_fields())
-        name = self.calls[0].rendered.name if len(self.calls) == 1 else "program"
-        self.entry = compile_entry(loaded, name, self.program_args(examples), stats)
-        if not self.parallel:
-            return
-        for call in self.calls:
-            args = [examples[s] for s in call.slots] + [call.rendered.params]
-            call.entry = compile_entry(loaded, call.rendered.name, args + [0, 1], stats)
-            if call.split:
-                writes, reads = call.buffers(examples)
-                parts = _partials(call.kernel, 1)
-                call.worker = compile_entry(loaded, call.rendered.name + "_part_worker",
-                                            parts + reads + [call.rendered.params] +
-                                            _worker_tail(), stats)
-                call.finish = compile_entry(loaded, call.rendered.name + "_finish",
-                                            writes + reads + parts + [call.rendered.params, 1],
-                                            stats)
-            elif call.chunked:
-                call.worker = compile_entry(loaded, call.rendered.name + "_worker",
-                                            args + _worker_tail(), stats)
-
-    def _run_split(self, call: KernelCall, bufs: list, chunks: int) -> None:
-        writes, reads = call.buffers(bufs)
-        parts = _partials(call.kernel, chunks)
-        params = call.rendered.params
-        if not run_chunks(call.worker, [*parts, *reads, params], call.extent, chunks):
-            call.entry(*writes, *reads, params, 0, call.extent)   # raises the chunk's error
-        call.finish(*writes, *reads, *parts, params, chunks)
-
-    def __call__(self, bufs: list) -> None:
-        if not self.parallel:
-            self.entry(*self.program_args(bufs))
-            return
-        chunks_wanted = CHUNKS_PER_THREAD * thread_count()
-        for call in self.calls:
-            args = [bufs[s] for s in call.slots] + [call.rendered.params]
-            extent = call.extent
-            chunks = min(chunks_wanted, extent)
-            if call.split and extent >= 2:
-                self._run_split(call, bufs, chunks)
-            elif call.chunked and extent >= 2:
-                if not run_chunks(call.worker, args, extent, chunks):
-                    call.entry(*args, 0, extent)   # raises the error a chunk met
-            else:
-                call.entry(*args, 0, extent)
-
-
-# Chunks are taken from atomic counters in native code, so many chunks cost nothing in
-# hand-overs and balance a helper that starts late (a descheduled vCPU, measured up to 3.6 ms
-# here). Softmax 4096x1024 float32 with 2 threads: 1.9 ms with one chunk per thread handed out
-# in Python, 1.6 ms with 4 per thread, 1.5 ms with 16.
-CHUNKS_PER_THREAD = 16
-
-
-def _worker_tail() -> list:
-    """Example arguments after a worker's kernel arguments, for compiling it: extent, chunks,
-    state, t, threads, bell (see ``codegen.render_worker``)."""
-    return [1, 1, chunk_state(1, 1), 0, 1, np.zeros(1, np.int64)]
-
-
-def _partials(kernel: Kernel, count: int) -> list[np.ndarray]:
-    """The partial arrays of a split kernel (``codegen.partial_arrays``), ``count`` long."""
-    return [np.empty(count, dtype) for _, dtype in cpu.partial_arrays(kernel)]
-
-
-class LibrarySegment:
-    """A library call; its result becomes the buffer in ``out_slot``."""
-
-    sources: tuple[str, ...] = ()  # NumPy code: nothing generated
-
-    def __init__(self, step: LibraryStep):
-        self.node = step.node
-        self.in_slots = list(step.in_slots)
-        self.out_slot = step.out_slot
-        self.in_place_donor = step.in_place_donor
-
-    def compute(self, *operands: np.ndarray) -> np.ndarray:
-        return self._call(operands, self.in_place_donor >= 0)
-
-    def _call(self, operands, in_place: bool) -> np.ndarray:
-        node = self.node
-        params = dict(node.param, in_place=True) if in_place else node.param
-        return library.call(node.op, operands, params, node.out.dtype)
-
-    def __call__(self, bufs: list, in_place: bool | None = None) -> None:
-        in_place = self.in_place_donor >= 0 if in_place is None else in_place
-        bufs[self.out_slot] = self._call([bufs[s] for s in self.in_slots], in_place)
+from .loops import LoopSegment
+from .segments import KernelCall, LibrarySegment, NativeSegment
 
 
 def example_buffers(plan: Plan) -> list:
@@ -216,8 +50,6 @@ class CpuExecutable:
     """A plan's segments, compiled; ``run`` executes it on NumPy arrays."""
 
     def __init__(self, plan: Plan, stats: CompileStats, compile: bool = True):
-        from .loops import LoopSegment
-
         self.plan = plan
         self.segments: list = []
         self.memory: list[StepMemory] = []   # per segment
@@ -228,7 +60,10 @@ class CpuExecutable:
                     KernelCall(s.kernel, cpu.render_kernel(s.kernel), list(s.slots))
                     for s in steps if isinstance(s, KernelStep)]))
             elif isinstance(first, LoopStep):
-                self.segments.append(LoopSegment(first, stats))
+                # rendered now; the loop compiles only what its way of running needs
+                self.segments.append(LoopSegment(
+                    first, CpuExecutable(first.cond, stats, compile=False),
+                    CpuExecutable(first.body, stats, compile=False)))
             else:
                 self.segments.append(LibrarySegment(first))
             self.memory.append(mem)
