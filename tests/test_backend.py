@@ -210,3 +210,11 @@ def test_cbrt_hypot_logaddexp_special_values_and_accuracy():
             err = np.abs(out[finite] - ref[finite]) / np.spacing(np.abs(ref[finite]))
             assert err.max() <= 3, err.max()
     assert_same(anp.cbrt(x), np.cbrt(x))      # eager, outside jit
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sign_of_negative_zero_is_positive_zero_as_in_numpy(dtype):
+    x = np.array([-0.0, 0.0, -2.5, 3.0, np.nan, np.inf, -np.inf], dtype)
+    out = arrjit.jit(anp.sign)(x)
+    assert_same(out, np.sign(x))
+    assert not np.signbit(out[:2]).any()      # numba's np.sign kept -0.0 here

@@ -48,6 +48,7 @@ def _by_kind(float_: str, int_: str, uint: str | None = None, bool_: str | None 
         template = {"f": float_, "i": int_, "u": uint or int_, "b": bool_ or int_}[kind]
         names = dict(zip("ab", args))
         names["Z"] = literal(0, dts[0])
+        names["O"] = literal(1, dts[0])
         names["bits"] = dts[0].itemsize * 8
         return template.format(**names)
     return render
@@ -79,7 +80,9 @@ def _infix(sym: str) -> Expr:
 EXPRESSIONS: dict[Op, Expr] = {
     Op.NEG: _by_kind("(-{a})", "(-{a})", uint="({Z} - {a})"),
     Op.ABS: _by_kind("abs({a})", "abs({a})", uint="{a}", bool_="{a}"),
-    Op.SIGN: _by_kind("np.sign({a})", "np.sign({a})", uint="({a} != {Z})", bool_="{a}"),
+    # NumPy: sign(-0.0) is +0.0 (numba's np.sign keeps -0.0); NaN stays NaN
+    Op.SIGN: _by_kind("({a} if {a} != {a} else ({O} if {a} > {Z} else (-{O} if {a} < {Z} else {Z})))",
+                      "np.sign({a})", uint="({a} != {Z})", bool_="{a}"),
     Op.EXP: _math("exp", "np.exp"),
     Op.LOG: _math("log", "np.log"),
     Op.LOG1P: _math("log1p", "np.log1p"),
