@@ -54,3 +54,23 @@ def test_bench_quick_prints_ratios_and_writes_json_and_chart(tmp_path):
         assert r["arrjit_seconds"] > 0 and r["ratios"]["numpy"] > 0
     assert (tmp_path / "b.png").stat().st_size > 10_000
     assert "] 11/11 done" in out.stderr or "done" in out.stderr  # the progress bar
+
+
+def test_cache_cli_errors_and_missing_directory(tmp_path, capsys):
+    from arrjit.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["cache", "prune", "--max-size", "lots"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage:" in err and "--max-size: cannot read size 'lots'" in err
+    assert "Traceback" not in err
+    import arrjit
+
+    before = arrjit.config.cache_dir
+    arrjit.config.update("cache_dir", str(tmp_path / "nowhere"))
+    try:
+        assert main(["cache", "info"]) == 0
+    finally:
+        arrjit.config.update("cache_dir", before)
+    assert "does not exist: nothing is cached yet" in capsys.readouterr().out

@@ -4,14 +4,26 @@ from __future__ import annotations
 import argparse
 
 
-def _cache_command(args) -> int:
-    from ..runtime import cache
+def _size(text: str) -> int:
+    """A ``--max-size`` value; a bad one is a usage error, not a traceback."""
     from ..config import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _cache_command(args) -> int:
+    from pathlib import Path
+
+    from ..runtime import cache
 
     if args.action == "info":
         info = cache.info()
         kinds = ", ".join(f"{k} {v}" for k, v in info["kinds"].items())
-        print(f"path:     {info['path']}")
+        missing = "" if Path(info["path"]).exists() else " (does not exist: nothing is cached yet)"
+        print(f"path:     {info['path']}{missing}")
         print(f"entries:  {info['entries']}")
         print(f"bytes:    {info['bytes']} ({info['bytes'] / 2**20:.1f} MiB, cap "
               f"{info['max_size'] / 2**20:.0f} MiB)")
@@ -20,7 +32,7 @@ def _cache_command(args) -> int:
         removed = cache.clear()
         print(f"removed {removed} environment folder(s) from {cache.root_dir()}")
     else:
-        removed, remaining = cache.prune(parse_size(args.max_size))
+        removed, remaining = cache.prune(args.max_size)
         print(f"evicted {removed} entr{'y' if removed == 1 else 'ies'}; {remaining} bytes remain "
               f"in {cache.root_dir()}")
     return 0
@@ -43,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     actions.add_parser("info", help="path, entries, bytes and file kinds")
     actions.add_parser("clear", help="remove every cached entry")
     prune = actions.add_parser("prune", help="evict least recently used entries")
-    prune.add_argument("--max-size", required=True, help="e.g. 500MB, 2GB")
+    prune.add_argument("--max-size", required=True, type=_size, help="e.g. 500MB, 2GB")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from . import demo
