@@ -186,3 +186,19 @@ def test_leaked_tracer_from_a_loop_body_is_reported():
 def test_more_tracer_conversions(fn, exc):
     with pytest.raises(exc):
         jit(fn)(np.ones(3, np.int64))
+
+
+@pytest.mark.parametrize("out_axes", [1, -1])
+def test_vmap_out_axes_other_than_zero_with_and_without_jit(out_axes):
+    x = np.arange(6.0).reshape(2, 3)
+    f = vmap(lambda r: (r * 2, r.sum()), out_axes=(out_axes, 0))
+    for g in (f, jit(f)):
+        doubled, sums = g(x)
+        np.testing.assert_array_equal(doubled, (x * 2).T)
+        np.testing.assert_array_equal(sums, x.sum(axis=1))
+
+
+def test_vmap_inside_jit_leaves_the_jit_trace_usable():
+    x = np.arange(6.0).reshape(2, 3)
+    g = jit(lambda x: vmap(lambda r: r * 2)(x) + 1)     # an op on the jit trace after vmap
+    np.testing.assert_array_equal(g(x), x * 2 + 1)

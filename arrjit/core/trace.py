@@ -26,7 +26,9 @@ class TraceContext:
         self.inputs: list[Var] = []
         self.lifted: list[tuple[Var, "Tracer"]] = []   # inputs standing for outer tracers
         self._lifted_ids: dict[int, Var] = {}
-        self.active = True
+        self.active = True       # tracers of an inactive trace are leaked values
+        self.finished = False
+        self._entered = 0         # open ``tracing`` blocks of this trace
         self._next_id: int = 0 if parent is None else parent._next_id + 1_000_000
         self._constants: dict[int, tuple[Any, Var]] = {}
 
@@ -73,6 +75,7 @@ class TraceContext:
     def finish(self, outputs: Iterable[Var]) -> Graph:
         """The traced graph; lifted outer values come after the explicit inputs."""
         self.active = False
+        self.finished = True
         inputs = tuple(self.inputs) + tuple(v for v, _ in self.lifted)
         return Graph(inputs, tuple(self.nodes), tuple(outputs))
 
@@ -85,7 +88,10 @@ def current_trace() -> TraceContext | None:
 
 
 class tracing:
-    """Context manager making ``ctx`` the current trace of this thread."""
+    """Context manager making ``ctx`` the current trace of this thread. The trace is active
+    while any of its blocks is open (a block may be re-entered, as ``vmap`` does, and nested:
+    ``vmap`` inside ``jit`` enters the jit's trace again); once the last block closes or the
+    trace is finished, its tracers count as leaked."""
 
     def __init__(self, ctx: TraceContext):
         self.ctx = ctx
@@ -93,11 +99,15 @@ class tracing:
     def __enter__(self) -> TraceContext:
         self.previous = current_trace()
         _state.trace = self.ctx
+        self.ctx._entered += 1
+        self.ctx.active = not self.ctx.finished
         return self.ctx
 
     def __exit__(self, *exc) -> None:
         _state.trace = self.previous
-        self.ctx.active = False
+        self.ctx._entered -= 1
+        if self.ctx._entered == 0:
+            self.ctx.active = False
 
 
 def _describe(tracer: "Tracer") -> str:
