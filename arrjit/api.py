@@ -35,7 +35,7 @@ from .passes.lower import lower
 from .plan import Plan, build_plan
 from .runtime import compile as compiler
 from .runtime.compile import CompileStats
-from .signature import _KEY_FLAGS, ArgumentBinding, _as_array, _Default, _leaf_aval, _unwrap
+from .signature import KEY_FLAGS, ArgumentBinding, Default, as_array, leaf_aval, unwrap
 
 logger = logging.getLogger("arrjit")
 
@@ -107,7 +107,7 @@ class Jitted(ArgumentBinding):
             self._hits += 1
             self._cache.move_to_end(key)
         if entry.convert:
-            leaves = [_as_array(x) for x in leaves]
+            leaves = [as_array(x) for x in leaves]
         if entry.executable is None:
             outs = interpret.evaluate(entry.graph, leaves)
         else:
@@ -119,7 +119,7 @@ class Jitted(ArgumentBinding):
     def _logged_first_run(self, entry: _Entry, leaves: list, before: tuple):
         stats = self._stats
         if entry.convert:
-            leaves = [_as_array(x) for x in leaves]
+            leaves = [as_array(x) for x in leaves]
         outs = (interpret.evaluate(entry.graph, leaves) if entry.executable is None
                 else entry.executable.run(leaves))
         t = getattr(self, "_last_times", {})
@@ -137,12 +137,12 @@ class Jitted(ArgumentBinding):
                                                                 list[int]]:
         names, donated = self._leaf_names(values)
         ctx = TraceContext(self._name)
-        tracers = [ctx.new_input(_leaf_aval(x, n), n) for x, n in zip(leaves, names)]
+        tracers = [ctx.new_input(leaf_aval(x, n), n) for x, n in zip(leaves, names)]
         it = iter(tracers)
         traced_values = []
         for k, v in enumerate(values):
-            if k in self._static_positions or type(v) is _Default:
-                traced_values.append(_unwrap(v))
+            if k in self._static_positions or type(v) is Default:
+                traced_values.append(unwrap(v))
             else:
                 l, _, tree = flatten_with_paths(v)
                 traced_values.append(unflatten(tree, [next(it) for _ in l]))
@@ -289,7 +289,7 @@ def _make_fast_hit(jitted: "Jitted") -> Callable:
     n = jitted._fast_arity
     names = [f"a{k}" for k in range(n)]
     checks = " and ".join(f"type({a}) is ndarray" for a in names)
-    key = ", ".join(f"({a}.dtype, {a}.shape, {a}.flags.num & {_KEY_FLAGS})" for a in names)
+    key = ", ".join(f"({a}.dtype, {a}.shape, {a}.flags.num & {KEY_FLAGS})" for a in names)
     source = "\n".join([
         "def fast_hit(args):",
         f"    {', '.join(names)}, = args",

@@ -30,14 +30,6 @@ class KernelStep:
     kernel: Kernel
     slots: tuple[int, ...]
 
-    @property
-    def write_slots(self) -> tuple[int, ...]:
-        return self.slots[:len(self.kernel.writes)]
-
-    @property
-    def read_slots(self) -> tuple[int, ...]:
-        return self.slots[len(self.kernel.writes):]
-
 
 @dataclass(frozen=True)
 class LibraryStep:

@@ -21,7 +21,7 @@ from .core.dtypes import Aval, check_supported
 from .core.trace import Tracer
 from .core.tree import flatten_with_paths
 
-_KEY_FLAGS = 0x1 | 0x100 | 0x400  # C_CONTIGUOUS | ALIGNED | WRITEABLE: what numba types see
+KEY_FLAGS = 0x1 | 0x100 | 0x400  # C_CONTIGUOUS | ALIGNED | WRITEABLE: what numba types see
 _PYTHON_SCALARS = (bool, int, float)
 
 
@@ -30,7 +30,7 @@ class _Missing:
         return "<missing>"
 
 
-class _Default:
+class Default:
     """A default the caller did not supply: a Python constant of the function (as in JAX),
     keyed by value and never traced."""
 
@@ -40,7 +40,7 @@ class _Default:
         self.value = value
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Default) and type(other.value) is type(self.value) and (
+        return isinstance(other, Default) and type(other.value) is type(self.value) and (
             other.value is self.value or other.value == self.value)
 
     def __hash__(self) -> int:
@@ -50,13 +50,13 @@ class _Default:
         return f"default {self.value!r}"
 
 
-def _unwrap(v: Any) -> Any:
-    return v.value if isinstance(v, _Default) else v
+def unwrap(v: Any) -> Any:
+    return v.value if isinstance(v, Default) else v
 
 
 def leaf_key(x: Any) -> Any:
     if type(x) is np.ndarray:
-        return (x.dtype, x.shape, x.flags.num & _KEY_FLAGS)
+        return (x.dtype, x.shape, x.flags.num & KEY_FLAGS)
     if type(x) in _PYTHON_SCALARS:
         return type(x)
     if isinstance(x, np.generic):
@@ -64,11 +64,11 @@ def leaf_key(x: Any) -> Any:
     if isinstance(x, Tracer):
         return ("tracer", x.aval)
     if isinstance(x, np.ndarray):  # subclasses: treated as plain arrays
-        return (x.dtype, x.shape, x.flags.num & _KEY_FLAGS)
+        return (x.dtype, x.shape, x.flags.num & KEY_FLAGS)
     return ("object", type(x))
 
 
-def _leaf_aval(x: Any, name: str) -> Aval:
+def leaf_aval(x: Any, name: str) -> Aval:
     if type(x) in _PYTHON_SCALARS:
         if type(x) is bool:
             return Aval((), np.dtype(bool))
@@ -84,7 +84,7 @@ def _leaf_aval(x: Any, name: str) -> Aval:
     return Aval(tuple(x.shape), check_supported(x.dtype, f"argument {name!r}"))
 
 
-def _as_array(x: Any) -> np.ndarray:
+def as_array(x: Any) -> np.ndarray:
     if type(x) is np.ndarray:
         return x if x.flags.c_contiguous else np.asarray(x, order="C")
     if type(x) is int:
@@ -177,7 +177,7 @@ class ArgumentBinding:
             v = bound.arguments.get(p.name, _Missing())
             if (p.name not in supplied and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
                     and k not in self._static_positions and _hashable(v)):
-                v = _Default(v)
+                v = Default(v)
             values.append(v)
         return tuple(values)
 
@@ -193,9 +193,9 @@ class ArgumentBinding:
                     raise self._unhashable(k, v) from None
                 parts.append((type(v), v))
             elif type(v) is np.ndarray:
-                parts.append((v.dtype, v.shape, v.flags.num & _KEY_FLAGS))
+                parts.append((v.dtype, v.shape, v.flags.num & KEY_FLAGS))
                 leaves.append(v)
-            elif type(v) is _Default:
+            elif type(v) is Default:
                 parts.append(v)
             else:
                 l, _, tree = flatten_with_paths(v)
@@ -216,7 +216,7 @@ class ArgumentBinding:
         names: list[str] = []
         donated: list[int] = []
         for k, v in enumerate(values):
-            if k in self._static_positions or type(v) is _Default:
+            if k in self._static_positions or type(v) is Default:
                 continue
             base = self._param_names[k] if k < len(self._param_names) else f"arg{k}"
             _, paths, _ = flatten_with_paths(v)
@@ -232,7 +232,7 @@ class ArgumentBinding:
         args: list = []
         kwargs: dict = {}
         for p, v in zip(self._params, values):
-            v = _unwrap(v)
+            v = unwrap(v)
             if isinstance(v, _Missing):
                 continue
             if p.kind is p.VAR_POSITIONAL:

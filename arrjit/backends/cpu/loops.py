@@ -26,7 +26,6 @@ class LoopSegment:
     """A ``WHILE`` loop in a CPU executable."""
 
     def __init__(self, step: LoopStep, cond: "CpuExecutable", body: "CpuExecutable"):
-        self.step = step
         self.in_slots = list(step.in_slots)
         self.out_slots = list(step.out_slots)
         self.n_carry, self.n_cond = step.n_carry, step.n_cond_consts
