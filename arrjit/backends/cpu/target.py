@@ -10,7 +10,7 @@ from .codegen import NJIT_OPTIONS, REDUCTION_OPTIONS
 _fields: dict[str, Any] | None = None
 
 # the code that decides what generated source means (its edits invalidate cached entries)
-_GENERATOR_FILES = ("backends/cpu/codegen.py", "backends/cpu/expressions.py",
+_GENERATOR_FILES = ("backends/source.py", "backends/cpu/codegen.py", "backends/cpu/expressions.py",
                     "backends/cpu/drivers.py", "backends/cpu/atomics.py",
                     "backends/cpu/mathlib/bits.py", "backends/cpu/mathlib/float64.py",
                     "backends/cpu/mathlib/trig64.py", "backends/cpu/mathlib/power64.py",
