@@ -71,7 +71,7 @@ class Jitted(ArgumentBinding):
         functools.update_wrapper(self, fun)
         self._fun = fun
         self._name = getattr(fun, "__qualname__", getattr(fun, "__name__", "function"))
-        self._backend: Backend = get_backend(device or "cpu")
+        self._backend: Backend = get_backend(device or config.default_device)
         self._bind_signature(fun, static_argnums, static_argnames, donate_argnums,
                              donate_argnames)
         self._cache: "OrderedDict[Any, _Entry]" = OrderedDict()
@@ -106,11 +106,12 @@ class Jitted(ArgumentBinding):
         else:
             self._hits += 1
             self._cache.move_to_end(key)
-        if entry.convert:
-            leaves = [as_array(x) for x in leaves]
         if entry.executable is None:
-            outs = interpret.evaluate(entry.graph, leaves)
+            outs = interpret.evaluate(entry.graph, [as_array(x) for x in leaves])
         else:
+            if entry.convert:
+                to_device = self._backend.to_device
+                leaves = [to_device(x) for x in leaves]
             outs = entry.executable.run(leaves)
         if entry.single_output:
             return outs[0]
@@ -118,10 +119,12 @@ class Jitted(ArgumentBinding):
 
     def _logged_first_run(self, entry: _Entry, leaves: list, before: tuple):
         stats = self._stats
-        if entry.convert:
-            leaves = [as_array(x) for x in leaves]
-        outs = (interpret.evaluate(entry.graph, leaves) if entry.executable is None
-                else entry.executable.run(leaves))
+        if entry.executable is None:
+            outs = interpret.evaluate(entry.graph, [as_array(x) for x in leaves])
+        else:
+            if entry.convert:
+                leaves = [self._backend.to_device(x) for x in leaves]
+            outs = entry.executable.run(leaves)
         t = getattr(self, "_last_times", {})
         logger.warning(
             "arrjit: %s: trace %.1f ms, fuse %.1f ms, codegen %.1f ms, compile %.1f ms "
@@ -176,8 +179,7 @@ class Jitted(ArgumentBinding):
         t0 = time.perf_counter()
         graph, out_tree, names, donated = self._trace(values, leaves)
         t1 = time.perf_counter()
-        convert = tuple(i for i, x in enumerate(leaves)
-                        if not (type(x) is np.ndarray and x.flags.c_contiguous))
+        convert = tuple(i for i, x in enumerate(leaves) if self._backend.converts(x))
         single = out_tree.kind is None
         if config.disable_jit:
             return _Entry(None, None, graph, out_tree, convert, single)

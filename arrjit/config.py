@@ -38,6 +38,13 @@ class Option:
 OPTIONS: dict[str, Option] = {
     o.name: o
     for o in (
+        Option("default_device", "cpu", str,
+               "the device jit compiles for when no device= is given ('cpu' or 'cuda')"),
+        Option("cuda_threads_per_block", 0, int,
+               "threads per CUDA block, a power of two (0: 256; 16 on the simulator)"),
+        Option("cuda_blocks_per_sm", 32, int,
+               "most CUDA blocks per streaming multiprocessor in one launch (grid-stride "
+               "loops cover the rest)"),
         Option("disable_jit", False, _parse_bool,
                "run jitted functions with the NumPy reference interpreter"),
         Option("log_compiles", False, _parse_bool,

@@ -43,3 +43,8 @@ class NonHashableStaticArgError(ValueError, ArrjitError):
 
 class DonationWarning(UserWarning):
     """A donated buffer could not be reused; the result is still correct."""
+
+
+class DeviceUnavailableError(RuntimeError, ArrjitError):
+    """A device was asked for (``jit(device=...)``, ``device_put``) that this process cannot
+    use; the message says how to get it."""

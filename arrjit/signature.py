@@ -18,6 +18,7 @@ import numpy as np
 
 from . import errors
 from .core.dtypes import Aval, check_supported
+from .core.foreign import device_info
 from .core.trace import Tracer
 from .core.tree import flatten_with_paths
 
@@ -65,6 +66,9 @@ def leaf_key(x: Any) -> Any:
         return ("tracer", x.aval)
     if isinstance(x, np.ndarray):  # subclasses: treated as plain arrays
         return (x.dtype, x.shape, x.flags.num & KEY_FLAGS)
+    device = device_info(x)
+    if device is not None:      # a CUDA array: shape, dtype, contiguity
+        return ("device",) + device
     return ("object", type(x))
 
 
@@ -73,6 +77,9 @@ def leaf_aval(x: Any, name: str) -> Aval:
         if type(x) is bool:
             return Aval((), np.dtype(bool))
         return Aval((), np.dtype(np.int64 if type(x) is int else np.float64), weak=True)
+    device = device_info(x)
+    if device is not None:
+        return Aval(device[0], check_supported(device[1], f"argument {name!r}"))
     if not isinstance(x, (np.ndarray, np.generic)):
         if hasattr(x, "__array__") or hasattr(x, "__array_interface__"):
             x = np.asarray(x)
@@ -85,10 +92,13 @@ def leaf_aval(x: Any, name: str) -> Aval:
 
 
 def as_array(x: Any) -> np.ndarray:
+    """A C-contiguous host array for a jit argument leaf (CUDA arrays are copied over)."""
     if type(x) is np.ndarray:
         return x if x.flags.c_contiguous else np.asarray(x, order="C")
     if type(x) is int:
         return np.asarray(x, dtype=np.int64)
+    if hasattr(x, "copy_to_host"):
+        x = x.copy_to_host()
     return np.asarray(x, order="C")  # (ascontiguousarray would turn 0-d into 1-d)
 
 

@@ -33,3 +33,14 @@ def assert_same(out, ref, rtol=None, atol=0.0):
         np.testing.assert_allclose(out, ref, rtol=tol, atol=atol, equal_nan=True)
     else:
         np.testing.assert_array_equal(out, ref)
+
+
+def numpy_or_none(name, *args):
+    """NumPy's ``name(*args)``, or None where NumPy rejects the operands or computes in
+    float16 (which arrjit refuses)."""
+    try:
+        with np.errstate(all="ignore"):
+            out = getattr(np, name)(*args)
+    except (TypeError, ValueError):
+        return None
+    return None if out.dtype == np.float16 else out

@@ -5,11 +5,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from arrjit import batching
 from arrjit.backends import REGISTRY, get_backend
 from arrjit.backends.cpu import codegen, expressions
+from arrjit.backends.cuda import expressions as cuda_expressions, reduce as cuda_reduce
 from arrjit.core import interpret, rules
 from arrjit.core.ir import (ALL_OPS, ELEMENTWISE, LIBRARY_CALLS, REDUCTIONS, UFUNC_OPS, VIEWS,
                             Op)
@@ -26,6 +28,8 @@ TABLES = {
     "reduction rules (core.rules.REDUCTION_RULES)": (rules.REDUCTION_RULES, REDUCTIONS),
     "view index maps (passes.views.VIEW_MAPS)": (views.VIEW_MAPS, VIEWS),
     "CPU expressions (backends.cpu.expressions.EXPRESSIONS)": (expressions.EXPRESSIONS, ELEMENTWISE),
+    "CUDA expressions (backends.cuda.expressions.EXPRESSIONS)": (cuda_expressions.EXPRESSIONS,
+                                                                 ELEMENTWISE),
 }
 
 
@@ -45,11 +49,12 @@ def test_op_groups_partition_the_ops():
 def test_every_reduction_rule_names_a_rendered_update():
     for op, rule in rules.REDUCTION_RULES.items():
         assert rule.update in codegen.UPDATES, op
+        assert cuda_reduce.combine(rule.update, np.dtype("float64"), "a", "b"), op
 
 
 def test_backends_are_chosen_by_name_with_a_clear_error():
     assert get_backend("cpu").name == "cpu" and "cpu" in REGISTRY
-    with pytest.raises(ValueError, match=r"device='tpu' is not available.*'cpu'"):
+    with pytest.raises(ValueError, match=r"device='tpu' is not known.*'cpu'"):
         get_backend("tpu")
 
 

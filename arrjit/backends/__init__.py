@@ -8,7 +8,7 @@ adding a target is a folder ``backends/<name>/`` and one registry row.
 >>> get_backend("cpu").name
 'cpu'
 >>> sorted(REGISTRY)
-['cpu']
+['cpu', 'cuda']
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 import numpy as np
 
 from ..core.dtypes import Aval
+from ..errors import DeviceUnavailableError
 from ..passes.kernel import Kernel
 from ..plan import Plan
 from ..runtime.compile import CompileStats
@@ -38,6 +39,9 @@ class Backend(Protocol):
 
     name: str
 
+    def unavailable_reason(self) -> str | None:
+        """Why this target cannot run in this process (and how to fix it), or None."""
+
     def cache_key_fields(self) -> Mapping[str, Any]:
         """This target's parts of the disk-cache key (code generator, device, flags)."""
 
@@ -46,6 +50,9 @@ class Backend(Protocol):
 
     def compile(self, plan: Plan, stats: CompileStats) -> Executable:
         """Render and compile every step of ``plan`` (loop drivers included)."""
+
+    def converts(self, x: Any) -> bool:
+        """Whether argument leaf ``x`` must pass through ``to_device`` before ``run``."""
 
     def allocate(self, aval: Aval) -> Any:
         """An uninitialised buffer for ``aval``."""
@@ -56,25 +63,42 @@ class Backend(Protocol):
     def to_host(self, x: Any) -> np.ndarray:
         """A buffer of this backend as a NumPy array."""
 
+    def is_device_array(self, x: Any) -> bool:
+        """Whether ``x`` is a buffer of this backend that is not a host array."""
+
+    def synchronize(self) -> None:
+        """Wait until the work launched so far has finished."""
+
 
 # name -> module whose ``BACKEND`` is the backend (imported on first use)
-REGISTRY: dict[str, str] = {"cpu": "arrjit.backends.cpu"}
+REGISTRY: dict[str, str] = {"cpu": "arrjit.backends.cpu", "cuda": "arrjit.backends.cuda"}
 _loaded: dict[str, Backend] = {}
 
 
 def get_backend(name: str) -> Backend:
-    """The backend called ``name`` (``'cpu'``); a clear error for any other."""
+    """The backend called ``name`` (``'cpu'``, ``'cuda'``); a clear error for an unknown name
+    or a backend this process cannot run."""
     backend = _loaded.get(name)
     if backend is None:
         if name not in REGISTRY:
             raise ValueError(
-                f"device={name!r} is not available: arrjit compiles for "
+                f"device={name!r} is not known: arrjit compiles for "
                 f"{', '.join(repr(n) for n in sorted(REGISTRY))}; see arrjit.devices()")
         backend = importlib.import_module(REGISTRY[name]).BACKEND
         _loaded[name] = backend
+    reason = backend.unavailable_reason()
+    if reason is not None:
+        raise DeviceUnavailableError(f"device={name!r} is not available: {reason}")
     return backend
 
 
 def available() -> list[str]:
-    """The backends registered in this build."""
-    return sorted(REGISTRY)
+    """The backends that can run in this process (``'cpu'`` always)."""
+    names = []
+    for name in sorted(REGISTRY):
+        try:
+            get_backend(name)
+        except DeviceUnavailableError:
+            continue
+        names.append(name)
+    return names

@@ -41,6 +41,16 @@ def literal(value, dtype: np.dtype) -> str:
     return f"{type_name(dtype)}({int(value)})"
 
 
+def extreme(dtype: np.dtype, largest: bool) -> str:
+    """The largest (or smallest) value of ``dtype``: the identity of min (max) reductions."""
+    if dtype == np.bool_:
+        return repr(largest)
+    if dtype.kind == "f":
+        return f"{type_name(dtype)}({'np.inf' if largest else '-np.inf'})"
+    info = np.iinfo(dtype)
+    return literal(info.max if largest else info.min, dtype)
+
+
 Expr = Callable[[tuple[str, ...], tuple[np.dtype, ...]], str]
 
 

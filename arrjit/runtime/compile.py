@@ -104,7 +104,7 @@ def numba_signature(args: Sequence[Any]) -> tuple:
 
 @dataclass
 class Compiled:
-    entry: Callable
+    entry: Any   # a CPU entry point (callable), or a compiled overload
     compiled: int   # numba compilations this call caused
     disk_hits: int  # overloads loaded from the disk cache
 
@@ -112,14 +112,21 @@ class Compiled:
 def entry_point(loaded: LoadedModule, function: str, args: Sequence[Any]) -> Compiled:
     """The compiled entry point of ``loaded.module.<function>`` for ``args``' exact types.
     Calling it skips numba's type dispatch on the hot path."""
+    result = compile_signature(loaded, function, numba_signature(args))
+    return Compiled(result.entry.entry_point, result.compiled, result.disk_hits)
+
+
+def compile_signature(loaded: LoadedModule, function: str, sig: tuple) -> Compiled:
+    """Compile (or load from the disk cache) ``loaded.module.<function>`` for the numba
+    argument types ``sig``; ``entry`` is the dispatcher's overload for them (a CPU
+    compile result, or a CUDA kernel)."""
     dispatcher = getattr(loaded.module, function)
-    sig = numba_signature(args)
     with _lock:
         if sig in dispatcher.overloads:
-            return Compiled(dispatcher.overloads[sig].entry_point, 0, 0)
+            return Compiled(dispatcher.overloads[sig], 0, 0)
         if loaded.entry is None:
             dispatcher.compile(sig)
-            return Compiled(dispatcher.overloads[sig].entry_point, 1, 0)
+            return Compiled(dispatcher.overloads[sig], 1, 0)
         return _compile_with_disk(loaded, dispatcher, sig)
 
 
@@ -145,7 +152,7 @@ def _compile_with_disk(loaded: LoadedModule, dispatcher, sig) -> Compiled:
     cache.touch(entry)
     if not hits:
         disk.enforce_cap(cache)
-    return Compiled(dispatcher.overloads[sig].entry_point, 0 if hits else 1, hits)
+    return Compiled(dispatcher.overloads[sig], 0 if hits else 1, hits)
 
 
 def _compile_repairing(loaded: LoadedModule, dispatcher, sig):

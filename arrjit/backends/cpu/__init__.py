@@ -16,6 +16,7 @@ from ...core.dtypes import Aval
 from ...passes.kernel import Kernel
 from ...plan import Plan
 from ...runtime.compile import CompileStats
+from ...signature import as_array
 from . import codegen
 from .runner import CpuExecutable
 from .target import cache_key_fields
@@ -25,6 +26,9 @@ class CpuBackend:
     """Runs plans on the host: results are ``numpy.ndarray`` (zero-copy)."""
 
     name = "cpu"
+
+    def unavailable_reason(self) -> str | None:
+        return None
 
     def cache_key_fields(self) -> Mapping[str, Any]:
         return cache_key_fields()
@@ -38,11 +42,20 @@ class CpuBackend:
     def allocate(self, aval: Aval) -> np.ndarray:
         return np.empty(aval.shape, aval.dtype)
 
+    def converts(self, x: Any) -> bool:
+        return not (type(x) is np.ndarray and x.flags.c_contiguous)
+
     def to_device(self, x: Any) -> np.ndarray:
-        return np.asarray(x)
+        return as_array(x)
 
     def to_host(self, x: Any) -> np.ndarray:
-        return np.asarray(x)
+        return as_array(x)
+
+    def is_device_array(self, x: Any) -> bool:
+        return False
+
+    def synchronize(self) -> None:
+        pass            # CPU calls return finished results
 
 
 BACKEND = CpuBackend()

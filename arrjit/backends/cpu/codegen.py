@@ -17,6 +17,7 @@ import numpy as np
 
 from ...core.rules import ARG_REDUCTIONS, REDUCTION_RULES
 from ...passes.kernel import Affine, Compute, Const, Kernel, Load, Reduce
+from ..source import extreme as _extreme
 from .expressions import expression, literal, type_name
 
 # Elementwise kernels compile without fast-math: +, -, *, / then round exactly as NumPy's loops
@@ -104,15 +105,6 @@ def _signed_index_expr(access: Affine, params: _ParamTable) -> str:
 def _depth(access: Affine) -> int:
     used = [j for j, c in enumerate(access.coefs) if c != 0]
     return max(used) + 1 if used else 0
-
-
-def _extreme(dtype: np.dtype, largest: bool) -> str:
-    if dtype == np.bool_:
-        return repr(largest)
-    if dtype.kind == "f":
-        return f"{type_name(dtype)}({'np.inf' if largest else '-np.inf'})"
-    info = np.iinfo(dtype)
-    return literal(info.max if largest else info.min, dtype)
 
 
 # How each reduction rule's ``update`` folds a value ``v`` into an accumulator ``acc``.

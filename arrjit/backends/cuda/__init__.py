@@ -1,0 +1,65 @@
+"""The CUDA backend: numba-cuda kernels generated from the same ``Kernel`` data as the CPU's
+(``codegen``), launched by a documented rule (``launch``), on device arrays that stay on the
+device between calls.
+
+Results are numba-cuda device arrays (``__cuda_array_interface__``: CuPy, PyTorch and numba
+take them without a copy); inputs may be NumPy arrays (copied once per call) or any CUDA
+array. Without a GPU it runs on numba-cuda's simulator when ``NUMBA_ENABLE_CUDASIM=1`` is set
+before numba is imported.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from ...core.dtypes import Aval
+from ...passes.kernel import Kernel
+from ...plan import Plan
+from ...runtime.compile import CompileStats
+from . import codegen
+from .device import device_info, synchronize, to_device, to_host, unavailable_reason
+from .launch import current_rule
+from .runner import CudaExecutable
+from .target import cache_key_fields
+
+
+class CudaBackend:
+    """Runs plans on the current CUDA device (or numba-cuda's simulator)."""
+
+    name = "cuda"
+
+    def unavailable_reason(self) -> str | None:
+        return unavailable_reason()
+
+    def cache_key_fields(self) -> Mapping[str, Any]:
+        return cache_key_fields()
+
+    def render_kernel(self, kernel: Kernel) -> str:
+        return codegen.render_kernel(kernel, current_rule().threads).source
+
+    def compile(self, plan: Plan, stats: CompileStats) -> CudaExecutable:
+        return CudaExecutable(plan, stats, current_rule())
+
+    def converts(self, x: Any) -> bool:
+        return False          # ``run`` moves every input to the device itself
+
+    def allocate(self, aval: Aval) -> Any:
+        from numba import cuda
+
+        return cuda.device_array(aval.shape, aval.dtype)
+
+    def to_device(self, x: Any) -> Any:
+        return to_device(x)
+
+    def to_host(self, x: Any) -> np.ndarray:
+        return to_host(x)
+
+    def is_device_array(self, x: Any) -> bool:
+        return device_info(x) is not None
+
+    def synchronize(self) -> None:
+        synchronize()
+
+
+BACKEND = CudaBackend()

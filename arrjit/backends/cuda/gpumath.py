@@ -1,0 +1,15 @@
+"""The math functions generated CUDA kernels call as ``_m.<name>`` on a GPU: numba-cuda's
+``math`` (libdevice, full precision, float32 functions for float32 operands) and libdevice
+itself where ``math`` has no entry. ``simmath`` has the same names for the simulator."""
+import math
+
+from numba.cuda import libdevice
+
+exp, log, log1p, log2, log10, expm1 = math.exp, math.log, math.log1p, math.log2, math.log10, \
+    math.expm1
+sqrt, sin, cos, tan, tanh, sinh, cosh = math.sqrt, math.sin, math.cos, math.tan, math.tanh, \
+    math.sinh, math.cosh
+asin, acos, atan, atan2, hypot, pow = math.asin, math.acos, math.atan, math.atan2, math.hypot, \
+    math.pow
+floor, copysign = math.floor, math.copysign
+cbrt, cbrtf = libdevice.cbrt, libdevice.cbrtf

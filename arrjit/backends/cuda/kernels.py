@@ -1,0 +1,92 @@
+"""Launching one rendered kernel: its numba argument types (for compiling when the plan is
+built) and its launch on flat views of the step's buffers, by the launch rule."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ...passes.kernel import Kernel
+from ...runtime import compile as compiler
+from ...runtime.compile import CompileStats
+from .codegen import RenderedKernel
+from .launch import LaunchRule
+
+
+def _array_type(dtype: np.dtype) -> Any:
+    from numba import types
+    from numba.np.numpy_support import from_dtype
+
+    return types.Array(from_dtype(dtype), 1, "C")
+
+
+def flat(x: Any) -> Any:
+    """A 1-d view of a C-contiguous device array."""
+    size = int(np.prod(x.shape, dtype=np.int64))
+    return x if x.ndim == 1 else x.reshape(size)
+
+
+def signatures(kernel: Kernel, rendered: RenderedKernel) -> dict[str, tuple]:
+    """The numba argument types of each function of a rendered kernel (by name suffix)."""
+    from numba import types
+
+    arrays = [_array_type(v.dtype) for v in kernel.writes + kernel.reads]
+    params = [types.int64] * len(rendered.params)
+    if rendered.strategy != "split":
+        return {"": tuple(arrays + params)}
+    parts = [_array_type(dt) for _, dt in rendered.partials]
+    return {"_part": tuple(parts + arrays + params),
+            "_finish": tuple(arrays + parts + [types.int64] + params)}
+
+
+@dataclass
+class KernelLaunch:
+    kernel: Kernel
+    rendered: RenderedKernel
+    slots: list[int]            # written slots, then read slots
+    rule: LaunchRule
+    functions: dict[str, Any] = field(default_factory=dict)   # suffix -> dispatcher
+    _partials: list = field(default_factory=list)
+
+    def signatures(self) -> dict[str, tuple]:
+        return signatures(self.kernel, self.rendered)
+
+    def compile(self, loaded: compiler.LoadedModule, stats: CompileStats,
+                simulated: bool) -> None:
+        import time
+
+        for suffix, sig in self.signatures().items():
+            name = self.rendered.name + suffix
+            if not simulated:   # the simulator runs the Python function: nothing to compile
+                t0 = time.perf_counter()
+                stats.add(compiler.compile_signature(loaded, name, sig),
+                          time.perf_counter() - t0)
+            self.functions[suffix] = getattr(loaded.module, name)
+
+    def __call__(self, bufs: list) -> None:
+        from numba import cuda
+
+        arrays = [flat(bufs[s]) for s in self.slots]
+        params = self.rendered.params
+        strategy, rule, k = self.rendered.strategy, self.rule, self.kernel
+        elements = k.elements
+        if strategy == "elementwise":
+            if elements:
+                self.functions[""][rule.blocks(elements), rule.threads](*arrays, *params)
+            return
+        rows = int(np.prod(k.sizes[:k.n_outer], dtype=np.int64))
+        if strategy == "block":
+            if rows:
+                self.functions[""][rule.blocks(rows, 1), rule.threads](*arrays, *params)
+        elif strategy == "serial":
+            if rows:
+                self.functions[""][rule.blocks(rows), rule.threads](*arrays, *params)
+        else:
+            blocks = rule.blocks(elements)
+            if not self._partials:
+                self._partials = [cuda.device_array(rule.max_blocks, dt)
+                                  for _, dt in self.rendered.partials]
+            self.functions["_part"][blocks, rule.threads](*self._partials, *arrays, *params)
+            self.functions["_finish"][1, rule.threads](*arrays, *self._partials, blocks,
+                                                       *params)

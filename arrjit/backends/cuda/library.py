@@ -1,0 +1,31 @@
+"""Library calls on the CUDA backend (matmul, sort, gather/scatter, cumsum...).
+
+They run through NumPy's implementation (``core.library``, the table the CPU and the
+interpreter use) on host copies of the operands, and the result is copied back: values,
+dtypes and errors are exactly the CPU's. This costs two transfers per call; kernels before
+and after it stay on the device.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ...core import library
+from ...plan import LibraryStep
+from .device import to_device, to_host
+
+
+class LibraryCall:
+    sources: tuple[str, ...] = ()
+
+    def __init__(self, step: LibraryStep):
+        self.node = step.node
+        self.in_slots = list(step.in_slots)
+        self.out_slot = step.out_slot
+
+    def compute(self, *operands: Any) -> Any:
+        node = self.node
+        host = [to_host(x) for x in operands]
+        return to_device(library.call(node.op, host, node.param, node.out.dtype))
+
+    def __call__(self, bufs: list) -> None:
+        bufs[self.out_slot] = self.compute(*(bufs[s] for s in self.in_slots))

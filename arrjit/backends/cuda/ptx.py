@@ -1,0 +1,57 @@
+"""Compiling a plan's CUDA kernels without a GPU: every generated function to PTX for an
+explicit compute capability (numba-cuda needs ``cc=`` when no device is present), and the PTX
+linked into a cubin by nvJitLink (``cuda.core``'s ``Linker``, which runs ptxas and rejects bad
+PTX with its log). The tests use this as the type check that the simulator does not do.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...passes.kernel import Kernel
+from ...plan import KernelStep, LoopStep, Plan
+from .codegen import RenderedKernel, module_source, render_kernel
+from .kernels import signatures
+
+
+@dataclass(frozen=True)
+class KernelPtx:
+    name: str
+    strategy: str
+    ptx: str
+
+
+def plan_kernels(plan: Plan) -> list[Kernel]:
+    """Every fused kernel of ``plan``, those of its loops' condition and body included."""
+    kernels: list[Kernel] = []
+    for step in plan.steps:
+        if isinstance(step, KernelStep):
+            kernels.append(step.kernel)
+        elif isinstance(step, LoopStep):
+            kernels += plan_kernels(step.cond) + plan_kernels(step.body)
+    return kernels
+
+
+def compile_ptx(kernels: list[Kernel], cc: tuple[int, int], threads: int = 256
+                ) -> list[KernelPtx]:
+    """PTX for every function of ``kernels`` as the GPU backend renders them."""
+    from numba import cuda
+
+    rendered: list[RenderedKernel] = [render_kernel(k, threads) for k in kernels]
+    namespace: dict = {}
+    exec(compile(module_source(rendered, simulated=False), "<arrjit cuda ptx>", "exec"),
+         namespace)
+    out = []
+    for kernel, r in zip(kernels, rendered):
+        for suffix, sig in signatures(kernel, r).items():
+            name = r.name + suffix
+            ptx, _ = cuda.compile_ptx(namespace[name].py_func, sig, cc=cc)
+            out.append(KernelPtx(name, r.strategy, ptx))
+    return out
+
+
+def link_cubin(ptx: str, arch: str) -> bytes:
+    """Link ``ptx`` into a cubin for ``arch`` (``'sm_90'``); raises with ptxas' log."""
+    from cuda.core import Linker, LinkerOptions, ObjectCode
+
+    linker = Linker(ObjectCode.from_ptx(ptx.encode()), options=LinkerOptions(arch=arch))
+    return bytes(linker.link("cubin").code)

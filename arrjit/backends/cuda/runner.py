@@ -1,0 +1,127 @@
+"""Running a plan on a CUDA device.
+
+All kernel steps of a plan are rendered into one generated module, imported through the
+disk cache and compiled when the plan is built (on the simulator nothing compiles: it runs
+the Python functions). Running allocates outputs and intermediates as device arrays (reusing
+donated inputs and dead intermediates as the plan says), launches each kernel, runs library
+calls and loops between them, and returns device arrays: nothing goes back to the host
+unless a library call or a loop's condition needs it.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ...errors import DonationWarning
+from ...plan import KernelStep, LoopStep, Plan
+from ...runtime import compile as compiler
+from ...runtime.compile import CompileStats
+from .codegen import module_source, render_kernel
+from .device import device_pointer, simulated, to_device, to_host
+from .kernels import KernelLaunch
+from .launch import LaunchRule
+from .library import LibraryCall
+from .target import cache_key_fields
+
+
+class LoopCall:
+    """A ``WHILE`` loop: its condition and body plans run from the host; the condition's
+    value is read back once per iteration."""
+
+    def __init__(self, step: LoopStep, cond: "CudaExecutable", body: "CudaExecutable"):
+        self.in_slots = list(step.in_slots)
+        self.out_slots = list(step.out_slots)
+        self.n_carry, self.n_cond = step.n_carry, step.n_cond_consts
+        self.cond, self.body = cond, body
+        self.sources = cond.sources + body.sources
+
+    def compute(self, *operands: Any) -> tuple:
+        n, m = self.n_carry, self.n_cond
+        carry = list(operands[:n])
+        cond_consts, body_consts = list(operands[n:n + m]), list(operands[n + m:])
+        while bool(to_host(self.cond.run(carry + cond_consts)[0])):
+            carry = self.body.run(carry + body_consts)
+        return tuple(carry)
+
+    def __call__(self, bufs: list) -> None:
+        for slot, value in zip(self.out_slots, self.compute(*(bufs[s] for s in self.in_slots))):
+            bufs[slot] = value
+
+
+class CudaExecutable:
+    """A plan's kernels compiled for the current CUDA device."""
+
+    fast_run: Callable | None = None
+
+    def __init__(self, plan: Plan, stats: CompileStats, rule: LaunchRule):
+        from numba import cuda
+
+        self.plan = plan
+        self.steps: list = []
+        launches: list[KernelLaunch] = []
+        for step in plan.steps:
+            if isinstance(step, KernelStep):
+                launch = KernelLaunch(step.kernel, render_kernel(step.kernel, rule.threads),
+                                      list(step.slots), rule)
+                launches.append(launch)
+                self.steps.append(launch)
+            elif isinstance(step, LoopStep):
+                self.steps.append(LoopCall(step, CudaExecutable(step.cond, stats, rule),
+                                           CudaExecutable(step.body, stats, rule)))
+            else:
+                self.steps.append(LibraryCall(step))
+        self.sources: list[str] = []
+        if launches:
+            source = module_source([launch.rendered for launch in launches], simulated())
+            self.sources.append(source)
+            loaded = compiler.load_module(source, cache_key_fields())
+            for launch in launches:
+                launch.compile(loaded, stats, simulated())
+        for step in self.steps:
+            if isinstance(step, LoopCall):
+                self.sources.extend(step.sources)
+        self.constants = [cuda.to_device(c) for c in plan.constants]
+
+    def run(self, args: Sequence[Any]) -> list[Any]:
+        from numba import cuda
+
+        plan = self.plan
+        args = [to_device(a) for a in args]
+        bufs: list = list(args) + list(self.constants)
+        bufs.extend([None] * (plan.n_slots - len(bufs)))
+        aliased = _aliased_donors(plan, args) if plan.donated_inputs else set()
+        for step, mem in zip(self.steps, plan.memory):
+            for a in mem.allocs:
+                if a.donor >= 0 and a.donor not in aliased:
+                    bufs[a.slot] = args[a.donor]
+                elif a.reuse >= 0:
+                    bufs[a.slot] = _reshaped(bufs[a.reuse], a.shape)
+                else:
+                    bufs[a.slot] = cuda.device_array(a.shape, a.dtype)
+            step(bufs)
+            for sl in mem.release:
+                bufs[sl] = None
+        return [bufs[ref] if kind == "slot" else cuda.to_device(np.array(ref))
+                for kind, ref in plan.outputs]
+
+
+def _reshaped(x: Any, shape: tuple[int, ...]) -> Any:
+    return x if tuple(x.shape) == tuple(shape) else x.reshape(shape)
+
+
+def _aliased_donors(plan: Plan, args: Sequence[Any]) -> set[int]:
+    """Donated device arrays that are also passed as another argument keep their values: their
+    outputs go to fresh buffers (with a warning), as on the CPU."""
+    spans = [device_pointer(a) for a in args]
+    aliased = set()
+    for i in plan.donated_inputs:
+        lo, hi = spans[i]
+        if any(j != i and lo < b and a < hi for j, (a, b) in enumerate(spans)):
+            aliased.add(i)
+            warnings.warn(DonationWarning(
+                f"Some donated buffers were not usable: {args[i].dtype}"
+                f"[{','.join(map(str, args[i].shape))}] (argument {i} is also passed as "
+                f"another argument)"), stacklevel=5)
+    return aliased

@@ -1,0 +1,13 @@
+"""The math functions generated CUDA kernels call as ``_m.<name>`` on numba-cuda's simulator,
+which runs kernels as Python: NumPy's scalar functions, since the simulator has no libdevice
+and Python's ``math`` raises on domain errors where NumPy and the GPU give NaN or inf. The
+same names as ``gpumath``."""
+import numpy as np
+
+exp, log, log1p, log2, log10, expm1 = np.exp, np.log, np.log1p, np.log2, np.log10, np.expm1
+sqrt, sin, cos, tan, tanh, sinh, cosh = np.sqrt, np.sin, np.cos, np.tan, np.tanh, np.sinh, \
+    np.cosh
+asin, acos, atan, atan2, hypot, pow = np.arcsin, np.arccos, np.arctan, np.arctan2, np.hypot, \
+    np.power
+floor, copysign = np.floor, np.copysign
+cbrt = cbrtf = np.cbrt

@@ -1,0 +1,215 @@
+"""The CUDA backend against NumPy: values, dtypes and errors equal to the CPU backend's, on a
+GPU or on numba-cuda's simulator (tiny shapes: it runs one OS thread per GPU thread)."""
+import numpy as np
+import pytest
+
+import arrjit
+import arrjit.numpy as anp
+from arrjit import lax
+from arrjit.backends.cuda.device import simulated
+from arrjit.core.ir import BINARY, UNARY
+
+from helpers import ALL_DTYPES, assert_same, numpy_or_none, sample
+
+pytestmark = pytest.mark.cuda
+
+cuda_jit = lambda f, **kw: arrjit.jit(f, device="cuda", **kw)   # noqa: E731
+
+# The simulator runs NumPy's scalar functions; a GPU runs libdevice, whose float functions
+# are within a few ulp of NumPy's (README: CUDA accuracy).
+RTOL = {np.dtype("float32"): 3e-7 if simulated() else 2e-6,
+        np.dtype("float64"): 1e-15 if simulated() else 1e-14}
+
+
+def same(out, ref, rtol=None, atol=0.0):
+    out = arrjit.device_get(out)
+    ref = np.asarray(ref)
+    assert_same(out, ref, rtol=rtol or RTOL.get(ref.dtype), atol=atol)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_unary_ops_match_numpy(dtype):
+    x = sample(dtype)
+    names = [n for n in sorted(op.value for op in UNARY) if numpy_or_none(n, x) is not None]
+    f = cuda_jit(lambda x: tuple(getattr(anp, n)(x) for n in names))
+    for name, out in zip(names, f(x)):
+        same(out, numpy_or_none(name, x))
+
+
+PAIRS = [(d, d) for d in ALL_DTYPES] + [("int8", "uint8"), ("int32", "float32"),
+                                        ("uint64", "int64"), ("bool", "int16")]
+
+
+@pytest.mark.parametrize("d1,d2", PAIRS)
+def test_binary_ops_match_numpy(d1, d2):
+    x, y = sample(d1, seed=1), sample(d2, seed=2)
+    cases = []
+    for name in sorted(op.value for op in BINARY):
+        b = y
+        if name == "power" and np.dtype(d2).kind in "iu":
+            b = (np.abs(y.astype(np.int64)) % 5).astype(d2)
+        if name in ("left_shift", "right_shift") and np.dtype(d2).kind in "iu":
+            b = (y.astype(np.int64) % 70).astype(d2)
+        if numpy_or_none(name, x, b) is not None:
+            cases.append((name, b))
+    f = cuda_jit(lambda x, ys: tuple(getattr(anp, n)(x, b) for (n, _), b in zip(cases, ys)))
+    for (name, b), out in zip(cases, f(x, [b for _, b in cases])):
+        same(out, numpy_or_none(name, x, b))
+
+
+def test_integer_edge_semantics():
+    i64 = np.array([np.iinfo(np.int64).min, 7, -7, 5], np.int64)
+    d = np.array([-1, 0, 2, -3], np.int64)
+    f = cuda_jit(lambda a, b: (a // b, a % b, a << 65, a >> 70, -a, a ** 3))
+    with np.errstate(all="ignore"):
+        refs = (i64 // d, i64 % d, np.left_shift(i64, 65), np.right_shift(i64, 70), -i64,
+                i64 ** 3)
+    for out, ref in zip(f(i64, d), refs):
+        same(out, ref)
+
+
+def test_rounding_keeps_the_sign_of_zero_and_rounds_half_to_even():
+    x = np.array([-0.0, 0.0, -0.3, 0.3, 0.5, 1.5, 2.5, -2.5, 1e300, -np.inf, np.nan, 4.5e15 + 0.5])
+    f = cuda_jit(lambda x: (anp.floor(x), anp.ceil(x), anp.rint(x),
+                            anp.rint(x.astype(anp.float32))))
+    for out, ref in zip(f(x), (np.floor(x), np.ceil(x), np.rint(x),
+                               np.rint(x.astype(np.float32)))):
+        out = arrjit.device_get(out)
+        assert_same(out, ref)
+        assert (np.signbit(out) == np.signbit(ref)).all()
+
+
+REDUCTIONS = ["sum", "prod", "max", "min", "argmax", "argmin", "mean", "var", "std", "any",
+              "all"]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("axis,keepdims", [(None, False), (0, False), (1, True), (-1, False),
+                                           ((0, 2), True)])
+def test_reductions_match_numpy(dtype, axis, keepdims):
+    x = sample(dtype, n=3 * 5 * 7, seed=3).reshape(3, 5, 7)
+    if dtype == "float64":
+        x[1, 2, 3] = np.nan        # NaN wins, and the first NaN is argmax/argmin's answer
+    names = [n for n in REDUCTIONS if n not in ("argmax", "argmin") or not isinstance(axis, tuple)]
+
+    def reductions(x):
+        outs = []
+        for n in names:
+            kw = {} if n in ("argmax", "argmin") else {"keepdims": keepdims}
+            outs.append(getattr(x, n)(axis=axis, **kw) if n not in ("any", "all") else
+                        getattr(anp, n)(x, axis=axis, **kw))
+        return tuple(outs)
+
+    with np.errstate(all="ignore"):
+        refs = [getattr(np, n)(x, axis=axis) if n in ("argmax", "argmin") else
+                getattr(np, n)(x, axis=axis, keepdims=keepdims) for n in names]
+    # float32: sums accumulate in float64 in another order than NumPy's pairwise float32 sum
+    tol = {"rtol": 2e-6, "atol": 1e-6} if dtype == "float32" else {}
+    for name, out, ref in zip(names, cuda_jit(reductions)(x), refs):
+        same(out, ref, **tol)
+
+
+def test_argmax_takes_the_first_of_equal_values_across_threads_and_blocks():
+    x = np.zeros(1000)
+    x[[7, 300, 999]] = 5.0
+    x2 = np.tile(x, (3, 1))
+    f = cuda_jit(lambda x, y: (anp.argmax(x), anp.argmin(-x), anp.argmax(y, axis=1),
+                               anp.argmax(y, axis=0)))
+    for out, ref in zip(f(x, x2), (7, 7, [7, 7, 7], np.argmax(x2, axis=0))):
+        same(out, np.asarray(ref, np.int64))
+
+
+def test_row_kernels_are_one_kernel_each():
+    x = np.random.default_rng(0).standard_normal((6, 33)).astype(np.float32)
+    softmax = cuda_jit(lambda x: anp.exp(x - x.max(axis=1, keepdims=True)) /
+                       anp.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True))
+    layernorm = cuda_jit(lambda x: (x - x.mean(axis=-1, keepdims=True)) /
+                         anp.sqrt(x.var(axis=-1, keepdims=True) + 1e-5))
+    lse = cuda_jit(lambda x: anp.log(anp.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1))
+                   + x.max(axis=1))
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    refs = (e / e.sum(axis=1, keepdims=True),
+            (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5),
+            np.log(e.sum(axis=1)) + x.max(axis=1))
+    for f, ref in zip((softmax, layernorm, lse), refs):
+        assert len(f.lower(x).kernels) == 1
+        assert_same(arrjit.device_get(f(x)), ref, rtol=2e-6, atol=1e-6)
+
+
+def test_library_calls_loops_and_views():
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((4, 6)), rng.standard_normal((6, 3))
+    idx = np.array([3, 0, 2])
+
+    def program(a, b, idx):
+        m = anp.tanh(a) @ b
+        s = anp.sort(a, axis=1)[:, ::-1]
+        g = a[idx] * 2
+        c = anp.cumsum(a, axis=0)
+        u = a.at[idx, 0].add(10.0)
+        total = lax.fori_loop(0, 5, lambda i, v: v * 0.5 + a[0, 0], m.T)
+        w = lax.while_loop(lambda v: v.sum() < 100.0, lambda v: v * 2.0 + 1.0, anp.abs(b))
+        return m, s, g, c, u, total, w
+
+    outs = cuda_jit(program)(a, b, idx)
+    m = np.tanh(a) @ b
+    total = m.T
+    for _ in range(5):
+        total = total * 0.5 + a[0, 0]
+    w = np.abs(b)
+    while w.sum() < 100.0:
+        w = w * 2.0 + 1.0
+    u = a.copy()
+    np.add.at(u, (idx, 0), 10.0)
+    refs = (m, np.sort(a, axis=1)[:, ::-1], a[idx] * 2, np.cumsum(a, axis=0), u, total, w)
+    for out, ref in zip(outs, refs):
+        assert_same(arrjit.device_get(out), ref, rtol=1e-13)
+
+
+def test_errors_are_the_cpu_backends():
+    with pytest.raises(IndexError):
+        cuda_jit(lambda x, i: x[i])(np.arange(4.0), np.array([5]))
+    with pytest.raises(TypeError, match="argument 'x'"):
+        cuda_jit(lambda x: x + 1)(object())
+
+
+def test_results_stay_on_the_device_and_chain_without_copies():
+    from arrjit.backends.cuda.device import to_device
+
+    f = cuda_jit(lambda x: x * 2.0 + 1.0)
+    y = f(np.arange(5.0))
+    assert not isinstance(y, np.ndarray) and to_device(y) is y   # a device array, taken as is
+    z = f(y)
+    assert_same(arrjit.device_get(z), (np.arange(5.0) * 2 + 1) * 2 + 1)
+    placed = arrjit.device_put({"a": np.ones(3)}, "cuda")
+    assert not isinstance(placed["a"], np.ndarray)
+    assert arrjit.block_until_ready(placed) is placed
+    assert_same(arrjit.device_get(f(placed["a"])), np.full(3, 3.0))
+
+
+def test_default_device_option_and_new_sizes_reuse_the_kernels():
+    arrjit.config.update("default_device", "cuda")
+    try:
+        f = arrjit.jit(lambda x: anp.exp(x).sum(axis=-1) / x.shape[-1])
+    finally:
+        arrjit.config.update("default_device", "cpu")
+    texts = set()
+    for n in (3, 4, 9):
+        x = np.linspace(0, 1, 2 * n).reshape(2, n)
+        same(f(x), np.exp(x).sum(axis=-1) / n)
+        texts.add(f.lower(x).as_text().split("# ", 1)[1].replace(f"{float(n)!r}", "N"))
+    assert len(texts) == 1 or all("kernel_" in t for t in texts)
+
+
+def test_donated_device_array_holds_the_result():
+    from arrjit.backends.cuda.device import device_pointer, to_device
+
+    f = cuda_jit(lambda x, y: x * 2.0 + y, donate_argnums=0)
+    x = to_device(np.arange(6.0))
+    before = device_pointer(x)
+    out = f(x, np.ones(6))
+    assert device_pointer(out) == before
+    assert_same(arrjit.device_get(out), np.arange(6.0) * 2 + 1)
+    with pytest.warns(arrjit.errors.DonationWarning, match="also passed"):
+        aliased = f(out, out)
+    assert_same(arrjit.device_get(aliased), (np.arange(6.0) * 2 + 1) * 3)

@@ -1,0 +1,78 @@
+"""Random programs on the CUDA backend against NumPy: the elementwise/broadcast/view programs
+of ``test_differential`` and the reduction/indexing/matmul chains of ``test_namespace``."""
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import arrjit
+import arrjit.numpy as anp
+
+from helpers import assert_same
+from test_differential import make_inputs, programs, run_program
+from test_namespace import MIXED_OPS, _mixed
+
+pytestmark = pytest.mark.cuda
+
+EXAMPLES = int(os.environ.get("ARRJIT_CUDA_TEST_EXAMPLES", "25"))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs())
+def test_random_elementwise_programs_match_numpy(case):
+    shapes, dtypes, program, seed = case
+    inputs = make_inputs(shapes, dtypes, seed)
+    with np.errstate(all="ignore"):
+        try:
+            refs = run_program(np, program, inputs)
+        except (TypeError, OverflowError):
+            return          # what NumPy rejects is checked on the CPU (test_differential)
+        every = run_program(np, program, inputs, keep=len(program))
+        if any(np.asarray(r).dtype == np.float16 for r in every):
+            return
+        outs = arrjit.jit(lambda *xs: run_program(anp, program, xs), device="cuda")(*inputs)
+    for out, ref in zip(outs, refs):
+        out, ref = arrjit.device_get(out), np.asarray(ref)
+        if ref.dtype.kind == "f":
+            scale = np.nanmax(np.abs(ref[np.isfinite(ref)]), initial=1.0)
+            tol = (1e-5 if ref.dtype == np.float32 else 1e-12) * max(scale, 1.0)
+            assert out.dtype == ref.dtype and out.shape == ref.shape
+            np.testing.assert_allclose(out, ref, rtol=0, atol=tol, equal_nan=True)
+        else:
+            assert_same(out, ref)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(MIXED_OPS), min_size=1, max_size=4), st.integers(2, 5),
+       st.integers(2, 5), st.integers(0, 1000))
+def test_random_programs_with_reductions_indexing_and_matmul(ops, rows, cols, seed):
+    v = np.random.default_rng(seed).standard_normal((rows, cols))
+
+    def program(ns, v):
+        for name in ops:
+            v = _mixed(ns, name, v)
+        return v
+
+    ref = program(np, v)
+    out = arrjit.device_get(arrjit.jit(lambda v: program(anp, v), device="cuda")(v))
+    assert out.dtype == ref.dtype and out.shape == ref.shape
+    scale = max(1.0, float(np.max(np.abs(ref))))
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10 * scale)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_chained_reductions_with_keepdims_and_transposes(seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((4, 6, 5))
+
+    def program(ns, x):
+        a = ns.sum(x, axis=0, keepdims=True) * x            # leading-axis: serial rows
+        b = ns.max(a.transpose(0, 2, 1), axis=-1)           # strided row
+        c = ns.exp(b - ns.max(b, axis=1, keepdims=True))    # block rows
+        return c / ns.sum(c, axis=1, keepdims=True), ns.argmin(a, axis=1), ns.mean(a)
+
+    refs = program(np, x)
+    outs = arrjit.jit(lambda x: program(anp, x), device="cuda")(x)
+    for out, ref in zip(outs, refs):
+        assert_same(arrjit.device_get(out), np.asarray(ref), rtol=1e-12)

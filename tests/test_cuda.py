@@ -1,0 +1,129 @@
+"""The CUDA backend without a GPU: the CUDA test folder run on numba-cuda's simulator (in its
+own process: the simulator is chosen before numba is imported), and every kernel the backend
+table and the programs below generate compiled to PTX for sm_80 and sm_90 and linked into a
+cubin (the type check the simulator does not do). Nothing here needs a GPU."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import arrjit
+import arrjit.numpy as anp
+from arrjit import lax
+from arrjit.backends.cuda.ptx import compile_ptx, link_cubin, plan_kernels
+from arrjit.core.ir import BINARY, UNARY
+from arrjit.passes.lower import lower
+from arrjit.plan import build_plan
+
+from helpers import ALL_DTYPES, sample
+
+pytest.importorskip("numba.cuda", reason="the cuda extra (numba-cuda) is not installed")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_cuda_suite_passes_on_the_simulator():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                             "tests/cuda"], cwd=ROOT, env=env, capture_output=True, text=True,
+                            timeout=900)
+    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
+    assert " passed" in summary and "skipped" not in summary, summary
+
+
+def plan_of(f, *args):
+    """The target-neutral plan of ``f`` for ``args`` (traced and lowered; nothing compiled)."""
+    jitted = arrjit.jit(f)
+    values = jitted._bind(args, {})
+    _, leaves = jitted._key(values)
+    graph = jitted._trace(values, leaves)[0]
+    return build_plan(lower(graph))
+
+
+def _unary_program(dtype):
+    x = sample(dtype)
+    names = []
+    for name in sorted(op.value for op in UNARY):
+        try:
+            with np.errstate(all="ignore"):
+                if getattr(np, name)(x).dtype != np.float16:
+                    names.append(name)
+        except (TypeError, ValueError):
+            pass
+    return (lambda x: tuple(getattr(anp, n)(x) for n in names)), (x,)
+
+
+def _binary_program(d1, d2):
+    x, y = sample(d1, seed=1), sample(d2, seed=2)
+    names = []
+    for name in sorted(op.value for op in BINARY):
+        try:
+            with np.errstate(all="ignore"):
+                if getattr(np, name)(x, y).dtype != np.float16:
+                    names.append(name)
+        except (TypeError, ValueError):
+            pass
+    return (lambda x, y: tuple(getattr(anp, n)(x, y) for n in names)), (x, y)
+
+
+def _reductions(x):
+    return (x.sum(), x.prod(axis=0), x.max(axis=1, keepdims=True), x.min(axis=(0, 2)),
+            anp.argmax(x), anp.argmin(x, axis=1), x.mean(axis=-1), x.var(axis=0),
+            anp.any(x > 0, axis=1), anp.all(x > 0))
+
+
+PROGRAMS = {
+    **{f"unary-{d}": _unary_program(d) for d in ALL_DTYPES},
+    **{f"binary-{d}": _binary_program(d, d) for d in ALL_DTYPES},
+    "binary-mixed": _binary_program("int32", "float32"),
+    **{f"reductions-{d}": (_reductions, (sample(d, n=60).reshape(3, 4, 5),))
+       for d in ("float64", "float32", "int64", "uint8", "bool")},
+    "softmax-layernorm-lse": (lambda x: (
+        anp.exp(x - x.max(axis=1, keepdims=True)) /
+        anp.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True),
+        (x - x.mean(axis=-1, keepdims=True)) / anp.sqrt(x.var(axis=-1, keepdims=True) + 1e-5),
+        anp.log(anp.exp(x - x.max(axis=1)[:, None]).sum(axis=1))),
+        (np.ones((4, 8), np.float32),)),
+    "loops-and-library": (lambda a, b: (
+        lax.fori_loop(0, 3, lambda i, v: anp.tanh(v @ b) + 1.0, a),
+        lax.while_loop(lambda v: v.sum() < 10.0, lambda v: v * 2.0, anp.abs(a))),
+        (np.ones((3, 3)), np.eye(3))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_every_generated_kernel_compiles_to_ptx_and_links(name):
+    f, args = PROGRAMS[name]
+    kernels = plan_kernels(plan_of(f, *args))
+    assert kernels
+    for cc, arch in (((8, 0), "sm_80"), ((9, 0), "sm_90")):
+        compiled = compile_ptx(kernels, cc)
+        assert len(compiled) >= len(kernels)
+        for k in compiled:
+            assert f".target {arch}" in k.ptx, k.name
+            assert len(link_cubin(k.ptx, arch)) > 0, k.name
+
+
+def test_the_launch_rule_and_cache_key_name_the_device():
+    from arrjit.backends.cuda.launch import LaunchRule
+
+    rule = LaunchRule(256, 132 * 32)
+    assert rule.blocks(10) == 1 and rule.blocks(256 * 5000) == 132 * 32
+    assert rule.blocks(7, per_block=1) == 7
+
+
+def test_cuda_without_a_device_says_how_to_use_the_simulator():
+    from arrjit.backends.cuda.device import unavailable_reason
+
+    if unavailable_reason() is None:
+        pytest.skip("a CUDA device is present: this checks the message without one")
+    with pytest.raises(arrjit.errors.DeviceUnavailableError,
+                       match="device='cuda' is not available: no CUDA device.*"
+                             "NUMBA_ENABLE_CUDASIM=1"):
+        arrjit.jit(lambda x: x, device="cuda")
+    with pytest.raises(arrjit.errors.DeviceUnavailableError, match="NUMBA_ENABLE_CUDASIM"):
+        arrjit.device_put(np.ones(2), "cuda")
