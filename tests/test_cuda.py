@@ -108,6 +108,14 @@ def test_every_generated_kernel_compiles_to_ptx_and_links(name):
             assert len(link_cubin(k.ptx, arch)) > 0, k.name
 
 
+def test_device_matmul_compiles_to_ptx_and_links():
+    from arrjit.backends.cuda.ptx import matmul_ptx
+
+    for cc, arch in (((8, 0), "sm_80"), ((9, 0), "sm_90")):
+        for k in matmul_ptx(cc):
+            assert len(link_cubin(k.ptx, arch)) > 0, k.name
+
+
 def test_the_launch_rule_and_cache_key_name_the_device():
     from arrjit.backends.cuda.launch import LaunchRule
 

@@ -213,3 +213,89 @@ def test_donated_device_array_holds_the_result():
     with pytest.warns(arrjit.errors.DonationWarning, match="also passed"):
         aliased = f(out, out)
     assert_same(arrjit.device_get(aliased), (np.arange(6.0) * 2 + 1) * 3)
+
+
+MATMUL_SHAPES = [((5, 7), (7, 3)), ((7,), (7, 3)), ((5, 7), (7,)), ((7,), (7,)),
+                 ((2, 1, 5, 6), (3, 6, 4)), ((3, 0), (0, 2)), ((4, 9), (9, 0))]
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES)
+@pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float64"),
+                                    ("int32", "int32"), ("bool", "bool")])
+def test_matmul_runs_on_the_device_like_numpy(shapes, dtypes):
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal(shapes[0]) * 3).astype(dtypes[0])
+    b = (rng.standard_normal(shapes[1]) * 3).astype(dtypes[1])
+    same(cuda_jit(lambda a, b: anp.tanh(a @ b) if a.dtype.kind == "f" else a @ b)(a, b),
+         np.tanh(a @ b) if a.dtype.kind == "f" else a @ b, rtol=1e-12)
+
+
+def test_cuda_kernels_go_to_the_disk_cache_under_a_device_key():
+    from pathlib import Path
+
+    from arrjit.backends.cuda.target import cache_key_fields
+
+    fields = cache_key_fields()
+    for key in ("compute_capability", "device", "cuda_runtime", "nvvm", "numba_cuda",
+                "codegen", "simulator"):
+        assert key in fields, key
+    f = cuda_jit(lambda x: anp.cos(x) * 3.0 - x)
+    same(f(np.arange(4.0)), np.cos(np.arange(4.0)) * 3.0 - np.arange(4.0))
+    source = f.lower(np.arange(4.0)).as_text().split("# 1 kernel(s)\n\n", 1)[1]
+    published = [p for p in Path(arrjit.config.cache_dir).rglob("*.py")
+                 if p.read_text() == source.replace("CACHE = False", "CACHE = True", 1)]
+    assert published, "the generated CUDA module is not in the disk cache"
+
+
+def _emulate_warp_shuffles(monkeypatch):
+    """Give the simulator ``shfl_down_sync`` for blocks of one warp: every thread of the block
+    calls it together there, so a block-wide exchange between two barriers is exact."""
+    import threading
+
+    from numba.cuda.simulator.kernelapi import FakeCUDAModule
+
+    exchange: dict = {}
+
+    def shfl_down_sync(self, mask, value, delta):
+        thread = threading.current_thread()
+        lane = thread.threadIdx.x
+        exchange[lane] = value
+        thread.syncthreads()
+        out = exchange[lane + delta] if lane + delta < 32 else value
+        thread.syncthreads()
+        return out
+
+    monkeypatch.setattr(FakeCUDAModule, "shfl_down_sync", shfl_down_sync, raising=False)
+
+
+def test_block_reductions_through_warp_shuffles(monkeypatch):
+    """The GPU's block reduction (warp shuffles): on the simulator through an emulated
+    shuffle with one warp per block; on a GPU as it runs anyway."""
+    from arrjit.backends.cuda.device import has_warp_shuffles
+
+    if simulated():
+        _emulate_warp_shuffles(monkeypatch)
+    assert has_warp_shuffles()
+    arrjit.config.update("cuda_threads_per_block", 32)
+    try:
+        rng = np.random.default_rng(4)
+        x = rng.standard_normal((3, 70))
+        x[1, 5] = x[1, 40] = 9.0           # a tie: the first occurrence wins
+        x[2, 33] = np.nan
+        b = (rng.random((3, 70)) > 0.3).astype(np.int8)
+
+        def reductions(x, b):
+            return (x.sum(axis=1), x.max(axis=1), anp.argmax(x, axis=1), anp.argmin(x),
+                    b.max(axis=1), anp.any(b > 0, axis=1), x.sum(), b.sum(),
+                    anp.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1))
+
+        f = cuda_jit(reductions)
+        assert "shfl_down_sync" in f.lower(x, b).as_text()
+        with np.errstate(all="ignore"):
+            refs = (x.sum(axis=1), x.max(axis=1), np.argmax(x, axis=1), np.argmin(x),
+                    b.max(axis=1), np.any(b > 0, axis=1), x.sum(), b.sum(),
+                    np.exp(x - x.max(axis=1, keepdims=True)).sum(axis=1))
+        for out, ref in zip(f(x, b), refs):
+            same(out, ref, rtol=1e-13)
+    finally:
+        arrjit.config.update("cuda_threads_per_block", 0)

@@ -18,7 +18,8 @@ from ...passes.kernel import Kernel
 from ...plan import Plan
 from ...runtime.compile import CompileStats
 from . import codegen
-from .device import device_info, synchronize, to_device, to_host, unavailable_reason
+from .device import (device_info, has_warp_shuffles, synchronize, to_device, to_host,
+                     unavailable_reason)
 from .launch import current_rule
 from .runner import CudaExecutable
 from .target import cache_key_fields
@@ -36,7 +37,7 @@ class CudaBackend:
         return cache_key_fields()
 
     def render_kernel(self, kernel: Kernel) -> str:
-        return codegen.render_kernel(kernel, current_rule().threads).source
+        return codegen.render_kernel(kernel, current_rule().threads, has_warp_shuffles()).source
 
     def compile(self, plan: Plan, stats: CompileStats) -> CudaExecutable:
         return CudaExecutable(plan, stats, current_rule())

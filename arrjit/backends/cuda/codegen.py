@@ -147,8 +147,9 @@ def strategy_of(kernel: Kernel) -> str:
     return "serial"
 
 
-def render_kernel(kernel: Kernel, block: int) -> RenderedKernel:
-    """The kernel as numba-cuda source for blocks of ``block`` threads (a power of two)."""
+def render_kernel(kernel: Kernel, block: int, shuffle: bool = True) -> RenderedKernel:
+    """The kernel as numba-cuda source for blocks of ``block`` threads (a power of two);
+    block reductions through warp shuffles when ``shuffle`` (off on the simulator)."""
     strategy = strategy_of(kernel)
     params = _ParamTable(kernel.sizes)
     writes, reads = array_names(kernel)
@@ -156,7 +157,7 @@ def render_kernel(kernel: Kernel, block: int) -> RenderedKernel:
         bodies = [("", writes + reads, _elementwise_body(kernel, params))]
         partials: tuple = ()
     else:
-        layout = _Layout(kernel, params)
+        layout = _Layout(kernel, params, shuffle)
         if strategy == "split":
             partials = tuple(_partials(kernel))
             parts = [p for p, _ in partials]
@@ -206,9 +207,10 @@ class _Layout:
     reduced loops (``inner``); per gap between passes, what runs once per output row
     (``gaps``: statements, accumulator initialisations and stores, in order)."""
 
-    def __init__(self, kernel: Kernel, params: _ParamTable):
+    def __init__(self, kernel: Kernel, params: _ParamTable, shuffle: bool):
         assert kernel.n_outer is not None, "a row kernel has outer loops (possibly none)"
         self.kernel = kernel
+        self.shuffle = shuffle
         n_outer, passes = kernel.n_outer, kernel.passes
         self.outer_dims = list(range(n_outer))
         self.inner_dims = list(range(n_outer, len(kernel.sizes)))
@@ -276,7 +278,7 @@ class _Layout:
             per_row += self._gap(p, guarded=True)
             per_row += ["j = tid", "while j < ninner:", *_indent(self._element(p)),
                         f"    j += {block}"]
-            per_row += red.block_combine_lines(self._of_pass(p), block)
+            per_row += red.block_combine_lines(self._of_pass(p), block, self.shuffle)
         per_row += self._gap(self.kernel.passes, guarded=True)
         return ["tid = cuda.threadIdx.x", *red.shared_lines(self.kernel.reductions, block),
                 *self._rows("cuda.blockIdx.x", "cuda.gridDim.x", per_row)]
@@ -288,7 +290,7 @@ class _Layout:
                  f"ninner = {_product(self.inner_dims)}", *self._gap(0, False, stores=False),
                  f"j = cuda.blockIdx.x * {block} + tid", "while j < ninner:",
                  *_indent(self._element(0)), f"    j += cuda.gridDim.x * {block}",
-                 *red.block_combine_lines(self._of_pass(0), block), "if tid == 0:"]
+                 *red.block_combine_lines(self._of_pass(0), block, self.shuffle), "if tid == 0:"]
         for k, r in enumerate(self.kernel.reductions):
             if r.op in ARG_REDUCTIONS:
                 lines += [f"    part{k}[cuda.blockIdx.x] = {r.name}_m",
@@ -306,7 +308,7 @@ class _Layout:
         return ["tid = cuda.threadIdx.x", *red.shared_lines(self.kernel.reductions, block),
                 *self._gap(0, guarded=True), "t = tid", "while t < nparts:",
                 *_indent(fold), f"    t += {block}",
-                *red.block_combine_lines(self._of_pass(0), block),
+                *red.block_combine_lines(self._of_pass(0), block, self.shuffle),
                 *self._gap(1, guarded=True)]
 
 

@@ -23,6 +23,16 @@ def simulated() -> bool:
     return bool(getattr(numba_config, "ENABLE_CUDASIM", 0))
 
 
+def has_warp_shuffles() -> bool:
+    """Whether kernels may use warp shuffles: on a GPU; numba-cuda's simulator has none
+    (unless something has given it ``shfl_down_sync``)."""
+    if not simulated():
+        return True
+    from numba.cuda.simulator.kernelapi import FakeCUDAModule
+
+    return hasattr(FakeCUDAModule, "shfl_down_sync")
+
+
 @functools.lru_cache(maxsize=1)
 def unavailable_reason() -> str | None:
     """Why ``device='cuda'`` cannot run here, or None when it can."""
@@ -88,6 +98,11 @@ def device_pointer(x: Any) -> tuple[int, int]:
     else:
         start = id(x._ary) if hasattr(x, "_ary") else id(x)   # simulator: the host copy
     return start, start + int(np.prod(x.shape, dtype=np.int64)) * np.dtype(x.dtype).itemsize
+
+
+def flat(x: Any) -> Any:
+    """A 1-d view of a C-contiguous device array (kernels index arrays flat)."""
+    return x if x.ndim == 1 else x.reshape(int(np.prod(x.shape, dtype=np.int64)))
 
 
 def synchronize() -> None:

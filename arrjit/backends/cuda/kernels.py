@@ -11,6 +11,7 @@ from ...passes.kernel import Kernel
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
 from .codegen import RenderedKernel
+from .device import flat
 from .launch import LaunchRule
 
 
@@ -19,12 +20,6 @@ def _array_type(dtype: np.dtype) -> Any:
     from numba.np.numpy_support import from_dtype
 
     return types.Array(from_dtype(dtype), 1, "C")
-
-
-def flat(x: Any) -> Any:
-    """A 1-d view of a C-contiguous device array."""
-    size = int(np.prod(x.shape, dtype=np.int64))
-    return x if x.ndim == 1 else x.reshape(size)
 
 
 def signatures(kernel: Kernel, rendered: RenderedKernel) -> dict[str, tuple]:

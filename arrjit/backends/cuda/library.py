@@ -1,17 +1,22 @@
 """Library calls on the CUDA backend (matmul, sort, gather/scatter, cumsum...).
 
-They run through NumPy's implementation (``core.library``, the table the CPU and the
-interpreter use) on host copies of the operands, and the result is copied back: values,
-dtypes and errors are exactly the CPU's. This costs two transfers per call; kernels before
-and after it stay on the device.
+Matmul runs on the device (``matmul``: a tiled kernel). The others run through NumPy's
+implementation (``core.library``, the table the CPU and the interpreter use) on host copies
+of the operands, and the result is copied back: values, dtypes and errors are exactly the
+CPU's, at the price of two transfers per call; kernels before and after stay on the device.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ...core import library
+from ...core.ir import Op
 from ...plan import LibraryStep
 from .device import to_device, to_host
+from .matmul import matmul
+
+# op -> fn(*device operands, out_dtype, **params): library ops with a device implementation
+ON_DEVICE: dict[Op, Callable[..., Any]] = {Op.MATMUL: matmul}
 
 
 class LibraryCall:
@@ -24,6 +29,9 @@ class LibraryCall:
 
     def compute(self, *operands: Any) -> Any:
         node = self.node
+        device_fn = ON_DEVICE.get(node.op)
+        if device_fn is not None:
+            return device_fn(*operands, node.out.dtype, **node.param)
         host = [to_host(x) for x in operands]
         return to_device(library.call(node.op, host, node.param, node.out.dtype))
 

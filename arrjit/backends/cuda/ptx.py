@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+from numba.np.numpy_support import from_dtype
+
 from ...passes.kernel import Kernel
 from ...plan import KernelStep, LoopStep, Plan
 from .codegen import RenderedKernel, module_source, render_kernel
@@ -46,6 +49,23 @@ def compile_ptx(kernels: list[Kernel], cc: tuple[int, int], threads: int = 256
             name = r.name + suffix
             ptx, _ = cuda.compile_ptx(namespace[name].py_func, sig, cc=cc)
             out.append(KernelPtx(name, r.strategy, ptx))
+    return out
+
+
+def matmul_ptx(cc: tuple[int, int], dtypes=("float32", "float64")) -> list[KernelPtx]:
+    """PTX of the device matmul kernel (GPU tile size) for each result dtype."""
+    from numba import cuda, types
+
+    from .matmul import tiled_kernel
+
+    out = []
+    for name in dtypes:
+        dt = np.dtype(name)
+        array = types.Array(from_dtype(dt), 1, "C")
+        offsets = types.Array(types.int64, 1, "C")
+        sig = (array, array, array, offsets, offsets, types.int64, types.int64, types.int64)
+        ptx, _ = cuda.compile_ptx(tiled_kernel(16, dt).py_func, sig, cc=cc)
+        out.append(KernelPtx(f"matmul_{name}", "library", ptx))
     return out
 
 

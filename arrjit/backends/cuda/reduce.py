@@ -106,12 +106,80 @@ def shared_lines(reductions: tuple[Reduce, ...], block: int) -> list[str]:
     return lines
 
 
-def block_combine_lines(reductions: list[tuple[int, Reduce]], block: int) -> list[str]:
-    """Combine the block's accumulators of ``reductions`` ((shared-array index, Reduce)) in
-    a tree of halvings in shared memory; afterwards every thread holds the block's value.
-    Every thread of the block must reach these lines (they synchronise)."""
+WARP = 32
+
+
+def _shuffled(dtype: np.dtype, value: str) -> str:
+    """``value`` from the lane ``off`` above (``shfl_down_sync`` moves 32/64-bit ints and
+    floats; narrower ints and bools travel as int64)."""
+    if dtype.kind == "f" or dtype in (np.int32, np.int64):
+        return f"cuda.shfl_down_sync(0xFFFFFFFF, {value}, off)"
+    return f"{type_name(dtype)}(cuda.shfl_down_sync(0xFFFFFFFF, np.int64({value}), off))"
+
+
+def _warp_fold_lines(reductions: list[tuple[int, Reduce]]) -> list[str]:
+    """Fold each warp's accumulators into its lane 0 (lanes past the end of the warp return
+    their own value; only lane 0's result is used)."""
+    lines = ["off = 16", "while off > 0:"]
+    for _, r in reductions:
+        if r.op in ARG_REDUCTIONS:
+            lines += [f"    {r.name}_mo = {_shuffled(r.dtype, r.name + '_m')}",
+                      f"    {r.name}_io = {_shuffled(np.dtype(np.int64), r.name)}"]
+            lines += ["    " + ln for ln in fold_pair_lines(r, f"{r.name}_mo", f"{r.name}_io")]
+        else:
+            rule = REDUCTION_RULES[r.op]
+            lines += [f"    {r.name}_o = {_shuffled(acc_dtype(r), r.name)}",
+                      f"    {r.name} = {combine(rule.update, acc_dtype(r), r.name, r.name + '_o')}"]
+    return lines + ["    off = off // 2"]
+
+
+def _store_lines(reductions: list[tuple[int, Reduce]], slot: str) -> list[str]:
+    lines = []
+    for k, r in reductions:
+        if r.op in ARG_REDUCTIONS:
+            lines += [f"sh{k}[{slot}] = {r.name}_m", f"sh{k}_i[{slot}] = {r.name}"]
+        else:
+            lines.append(f"sh{k}[{slot}] = {r.name}")
+    return lines
+
+
+def _load_lines(reductions: list[tuple[int, Reduce]], slot: str) -> list[str]:
+    lines = []
+    for k, r in reductions:
+        if r.op in ARG_REDUCTIONS:
+            lines += [f"{r.name}_m = sh{k}[{slot}]", f"{r.name} = sh{k}_i[{slot}]"]
+        else:
+            lines.append(f"{r.name} = sh{k}[{slot}]")
+    return lines
+
+
+def _shuffle_combine_lines(reductions: list[tuple[int, Reduce]], block: int) -> list[str]:
+    """Warp shuffles within each warp, the warps' results through shared memory, shuffles
+    again in warp 0; every thread then reads the block's value."""
+    inits = [ln for _, r in reductions for ln in init_lines(r)]
+    return [*_warp_fold_lines(reductions),
+            "if tid % 32 == 0:", *("    " + ln for ln in _store_lines(reductions, "tid // 32")),
+            "cuda.syncthreads()",
+            "if tid < 32:",
+            f"    if tid < {block // WARP}:",
+            *("        " + ln for ln in _load_lines(reductions, "tid")),
+            "    else:", *("        " + ln for ln in inits),
+            *("    " + ln for ln in _warp_fold_lines(reductions)),
+            "    if tid == 0:", *("        " + ln for ln in _store_lines(reductions, "0")),
+            "cuda.syncthreads()", *_load_lines(reductions, "0"), "cuda.syncthreads()"]
+
+
+def block_combine_lines(reductions: list[tuple[int, Reduce]], block: int,
+                        shuffle: bool = False) -> list[str]:
+    """Combine the block's accumulators of ``reductions`` ((shared-array index, Reduce));
+    afterwards every thread holds the block's value. With ``shuffle`` (a GPU, blocks of
+    whole warps) through warp shuffles, else (the simulator, which has no shuffles) in a tree
+    of halvings in shared memory. Every thread of the block must reach these lines (they
+    synchronise)."""
     if not reductions:
         return []
+    if shuffle and block >= WARP and block % WARP == 0:
+        return _shuffle_combine_lines(reductions, block)
     lines = []
     for k, r in reductions:
         if r.op in ARG_REDUCTIONS:

@@ -19,7 +19,7 @@ from ...plan import KernelStep, LoopStep, Plan
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
 from .codegen import module_source, render_kernel
-from .device import device_pointer, simulated, to_device, to_host
+from .device import device_pointer, has_warp_shuffles, simulated, to_device, to_host
 from .kernels import KernelLaunch
 from .launch import LaunchRule
 from .library import LibraryCall
@@ -63,7 +63,7 @@ class CudaExecutable:
         launches: list[KernelLaunch] = []
         for step in plan.steps:
             if isinstance(step, KernelStep):
-                launch = KernelLaunch(step.kernel, render_kernel(step.kernel, rule.threads),
+                launch = KernelLaunch(step.kernel, render_kernel(step.kernel, rule.threads, has_warp_shuffles()),
                                       list(step.slots), rule)
                 launches.append(launch)
                 self.steps.append(launch)
