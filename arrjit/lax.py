@@ -130,9 +130,12 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     return _while_loop(cond_fun, body_fun, init_val, "lax.while_loop", "")
 
 
-def _while_loop(cond_fun: Callable, body_fun: Callable, init_val, what: str, hidden: str):
+def _while_loop(cond_fun: Callable, body_fun: Callable, init_val, what: str, hidden: str,
+                trip_count: int | None = None):
     """``while_loop``; error messages name ``what`` and drop the ``hidden`` path prefix (the
-    loop counter fori_loop adds to the carry)."""
+    loop counter fori_loop adds to the carry). ``trip_count``: the number of iterations when
+    it is known while tracing (a fori_loop with static bounds), so a backend may run the body
+    that often without evaluating the condition."""
     outer = current_trace()
     if outer is None and not _any_traced(init_val):
         val = init_val
@@ -178,7 +181,7 @@ def _while_loop(cond_fun: Callable, body_fun: Callable, init_val, what: str, hid
                                               *(t.sources for _, t in body_ctx.lifted))
     outs = ctx.add_multi(Op.WHILE, tuple(init_vars + cond_consts + body_consts), avals,
                          cond=cond_graph, body=body_graph, n_carry=len(avals),
-                         n_cond_consts=len(cond_consts))
+                         n_cond_consts=len(cond_consts), trip_count=trip_count)
     return unflatten(tree, [Tracer(ctx, v, all_sources) for v in outs])
 
 
@@ -200,7 +203,9 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
         i, val = state
         return i + 1, body_fun(i, val)
 
-    return _while_loop(cond_fun, body, (start, init_val), "lax.fori_loop", "[1]")[1]
+    static = not isinstance(lo, Tracer) and not isinstance(hi, Tracer)
+    trips = max(0, int(hi) - int(lo)) if static else None
+    return _while_loop(cond_fun, body, (start, init_val), "lax.fori_loop", "[1]", trips)[1]
 
 
 def scan(f: Callable, init, xs=None, length: int | None = None, reverse: bool = False):

@@ -60,6 +60,12 @@ class LoopStep:
     def n_cond_consts(self) -> int:
         return int(self.node.param["n_cond_consts"])
 
+    @property
+    def trip_count(self) -> int | None:
+        """The iteration count when tracing knew it (fori_loop with static bounds)."""
+        trips = self.node.param.get("trip_count")
+        return None if trips is None else int(trips)
+
 
 Step = Union[KernelStep, LibraryStep, LoopStep]
 

@@ -59,7 +59,7 @@ IMPLS.update({op: (lambda fn: lambda *xs, out_shape, **p: fn(*xs, **p))(LIBRARY_
 
 
 def _while(*inputs, cond: Graph, body: Graph, n_carry: int, n_cond_consts: int,
-           out_shape) -> tuple:
+           out_shape, trip_count: int | None = None) -> tuple:
     carry = list(inputs[:n_carry])
     cond_consts = list(inputs[n_carry:n_carry + n_cond_consts])
     body_consts = list(inputs[n_carry + n_cond_consts:])

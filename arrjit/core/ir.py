@@ -104,7 +104,8 @@ class Op(enum.Enum):
     REDUCE_OR = "reduce_or"
     ARGMAX = "argmax"          # first index of the maximum over one axis (or all, flattened)
     ARGMIN = "argmin"
-    # control flow: params cond (Graph), body (Graph), n_carry, n_cond_consts; several outputs
+    # control flow: params cond (Graph), body (Graph), n_carry, n_cond_consts, trip_count (None
+    # or the iteration count known while tracing); several outputs
     WHILE = "while"
     # library calls (kernel boundaries, run by arrjit.library between native segments)
     MATMUL = "matmul"          # numpy.matmul semantics (BLAS for floating point)

@@ -299,3 +299,35 @@ def test_block_reductions_through_warp_shuffles(monkeypatch):
             same(out, ref, rtol=1e-13)
     finally:
         arrjit.config.update("cuda_threads_per_block", 0)
+
+
+def _loop_of(f, *args):
+    from arrjit.backends.cuda.runner import LoopCall
+
+    executable = f.lower(*args)._entry.executable
+    return next(step for step in executable.steps if isinstance(step, LoopCall))
+
+
+def test_fori_loop_with_static_bounds_never_reads_the_condition_back():
+    x = np.linspace(0, 1, 5)
+    static = cuda_jit(lambda x: lax.fori_loop(2, 9, lambda i, v: v * 0.5 + i, x))
+    traced = cuda_jit(lambda x, n: lax.fori_loop(0, n, lambda i, v: v * 0.5 + i, x))
+    loops = {"static": _loop_of(static, x), "traced": _loop_of(traced, x, 7)}
+    runs = {name: 0 for name in loops}
+    for name, loop in loops.items():
+        run = loop.cond.run
+
+        def counted(args, run=run, name=name):
+            runs[name] += 1
+            return run(args)
+
+        loop.cond.run = counted
+    ref = x.copy()
+    for i in range(2, 9):
+        ref = ref * 0.5 + i
+    same(static(x), ref)
+    ref = x.copy()
+    for i in range(7):
+        ref = ref * 0.5 + i
+    same(traced(x, 7), ref)
+    assert runs == {"static": 0, "traced": 8}

@@ -28,19 +28,26 @@ from .target import cache_key_fields
 
 class LoopCall:
     """A ``WHILE`` loop: its condition and body plans run from the host; the condition's
-    value is read back once per iteration."""
+    value is read back once per iteration, except where the trip count was known while
+    tracing (``fori_loop`` with static bounds): then the body runs that often, and nothing
+    waits for the device."""
 
     def __init__(self, step: LoopStep, cond: "CudaExecutable", body: "CudaExecutable"):
         self.in_slots = list(step.in_slots)
         self.out_slots = list(step.out_slots)
         self.n_carry, self.n_cond = step.n_carry, step.n_cond_consts
         self.cond, self.body = cond, body
+        self.trip_count = step.trip_count
         self.sources = cond.sources + body.sources
 
     def compute(self, *operands: Any) -> tuple:
         n, m = self.n_carry, self.n_cond
         carry = list(operands[:n])
         cond_consts, body_consts = list(operands[n:n + m]), list(operands[n + m:])
+        if self.trip_count is not None:
+            for _ in range(self.trip_count):
+                carry = self.body.run(carry + body_consts)
+            return tuple(carry)
         while bool(to_host(self.cond.run(carry + cond_consts)[0])):
             carry = self.body.run(carry + body_consts)
         return tuple(carry)

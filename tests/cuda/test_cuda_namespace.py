@@ -1,0 +1,45 @@
+"""The namespace table (``test_namespace.CASES``: every public function) through the CUDA
+backend, against NumPy."""
+import warnings
+
+import numpy as np
+import pytest
+
+import arrjit
+import arrjit.numpy as anp
+
+from helpers import assert_same
+from test_namespace import CASES, _inputs, _reference
+
+pytestmark = pytest.mark.cuda
+
+
+@pytest.mark.parametrize("dtype,three_d", [("float64", False), ("float64", True),
+                                           ("float32", False), ("int32", True),
+                                           ("uint8", False), ("bool", False)])
+def test_table_matches_numpy_on_cuda(dtype, three_d):
+    x, y = _inputs(dtype, three_d)
+    valid = []
+    for name in sorted(CASES):
+        ref = _reference(name, x, y)
+        outs = ref if isinstance(ref, tuple) else (ref,)
+        if not (isinstance(ref, Exception) or
+                any(np.asarray(o).dtype == np.float16 for o in outs)):
+            valid.append(name)
+    f = arrjit.jit(lambda x, y: {n: CASES[n](anp, x, y) for n in valid}, device="cuda")
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        results = f(x, y)
+    for name in valid:
+        ref = _reference(name, x, y)
+        refs, outs = (ref, results[name]) if isinstance(ref, tuple) else ((ref,),
+                                                                         (results[name],))
+        assert len(refs) == len(outs), name
+        for k, (out, r) in enumerate(zip(outs, refs)):
+            r = np.asarray(r)
+            tol = 2e-6 if r.dtype == np.float32 or dtype == "float32" else 1e-12
+            try:
+                out = arrjit.device_get(out)
+                assert_same(out, r, rtol=tol) if r.dtype.kind == "f" else assert_same(out, r)
+            except AssertionError as err:
+                raise AssertionError(f"{name}[{k}] ({dtype}): {err}") from None
