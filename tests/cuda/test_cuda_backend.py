@@ -331,3 +331,26 @@ def test_fori_loop_with_static_bounds_never_reads_the_condition_back():
         ref = ref * 0.5 + i
     same(traced(x, 7), ref)
     assert runs == {"static": 0, "traced": 8}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "uint16", "bool"])
+def test_cumulative_concatenate_and_searchsorted_on_the_device(dtype):
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((3, 4, 5)) * 3).astype(dtype)
+    sorted_ = np.sort(np.concatenate([x.ravel(), [np.nan]]).astype(dtype))
+    values = np.concatenate([x.ravel()[:7], [np.nan]]).astype(dtype)
+
+    def program(x, s, v):
+        return (anp.cumsum(x, axis=0), anp.cumsum(x, axis=2), anp.cumprod(x, axis=1),
+                anp.cumsum(x), anp.concatenate([x, x[:, :1] * 2, x[:, 1:3]], axis=1),
+                anp.concatenate([x[:1], x], axis=0), anp.searchsorted(s, v),
+                anp.searchsorted(s, v, side="right"))
+
+    with np.errstate(all="ignore"):
+        refs = (np.cumsum(x, axis=0), np.cumsum(x, axis=2), np.cumprod(x, axis=1),
+                np.cumsum(x), np.concatenate([x, x[:, :1] * 2, x[:, 1:3]], axis=1),
+                np.concatenate([x[:1], x], axis=0), np.searchsorted(sorted_, values),
+                np.searchsorted(sorted_, values, side="right"))
+        outs = cuda_jit(program)(x, sorted_, values)
+    for out, ref in zip(outs, refs):
+        assert_same(arrjit.device_get(out), ref)          # the same order: exact

@@ -1,7 +1,8 @@
 """Library calls on the CUDA backend (matmul, sort, gather/scatter, cumsum...).
 
-Matmul runs on the device (``matmul``: a tiled kernel). The others run through NumPy's
-implementation (``core.library``, the table the CPU and the interpreter use) on host copies
+Matmul (``matmul``: a tiled kernel), cumsum, cumprod, concatenate and searchsorted
+(``device_library``) run on the device. The others (sort, argsort, gather, scatter, einsum)
+run through NumPy's implementation (``core.library``, the table the CPU and the interpreter use) on host copies
 of the operands, and the result is copied back: values, dtypes and errors are exactly the
 CPU's, at the price of two transfers per call; kernels before and after stay on the device.
 """
@@ -13,10 +14,18 @@ from ...core import library
 from ...core.ir import Op
 from ...plan import LibraryStep
 from .device import to_device, to_host
+from .device_library import concatenate, cumulative, searchsorted
 from .matmul import matmul
 
 # op -> fn(*device operands, out_dtype, **params): library ops with a device implementation
-ON_DEVICE: dict[Op, Callable[..., Any]] = {Op.MATMUL: matmul}
+ON_DEVICE: dict[Op, Callable[..., Any]] = {
+    Op.MATMUL: matmul,
+    Op.CUMSUM: lambda x, out_dtype, axis: cumulative(x, out_dtype, axis, multiply=False),
+    Op.CUMPROD: lambda x, out_dtype, axis: cumulative(x, out_dtype, axis, multiply=True),
+    Op.CONCATENATE: lambda *operands, axis: concatenate(*operands[:-1], out_dtype=operands[-1],
+                                                        axis=axis),
+    Op.SEARCHSORTED: searchsorted,
+}
 
 
 class LibraryCall:
