@@ -108,12 +108,30 @@ def test_every_generated_kernel_compiles_to_ptx_and_links(name):
             assert len(link_cubin(k.ptx, arch)) > 0, k.name
 
 
-def test_device_matmul_compiles_to_ptx_and_links():
-    from arrjit.backends.cuda.ptx import matmul_ptx
+def test_library_kernels_compile_to_ptx_and_link():
+    from arrjit.backends.cuda.ptx import library_ptx
 
     for cc, arch in (((8, 0), "sm_80"), ((9, 0), "sm_90")):
-        for k in matmul_ptx(cc):
+        for k in library_ptx(cc):
             assert len(link_cubin(k.ptx, arch)) > 0, k.name
+
+
+def test_cuda_arrays_are_keyed_by_their_interface_without_touching_a_device():
+    from arrjit.core.foreign import device_info
+    from arrjit.signature import leaf_aval, leaf_key
+
+    class Foreign:      # what CuPy or PyTorch expose
+        def __init__(self, shape, strides=None):
+            self.__cuda_array_interface__ = {"shape": shape, "typestr": "<f4",
+                                             "strides": strides, "data": (0, False),
+                                             "version": 3}
+
+    assert device_info(Foreign((2, 3))) == ((2, 3), np.dtype("float32"), True)
+    assert device_info(Foreign((2, 3), (12, 4))) == ((2, 3), np.dtype("float32"), True)
+    assert device_info(Foreign((2, 3), (4, 8)))[2] is False          # a transposed view
+    assert leaf_key(Foreign((2, 3))) != leaf_key(Foreign((3, 2)))
+    assert leaf_aval(Foreign((2, 3)), "x").shape == (2, 3)
+    assert device_info(np.zeros(3)) is None
 
 
 def test_the_launch_rule_and_cache_key_name_the_device():

@@ -354,3 +354,14 @@ def test_cumulative_concatenate_and_searchsorted_on_the_device(dtype):
         outs = cuda_jit(program)(x, sorted_, values)
     for out, ref in zip(outs, refs):
         assert_same(arrjit.device_get(out), ref)          # the same order: exact
+
+
+def test_row_gather_on_the_device_and_numpys_index_error():
+    x = np.arange(24.0).reshape(4, 6)
+    idx = np.array([[3, -1], [0, 2]])
+    f = cuda_jit(lambda x, i: x[i] * 2.0)
+    same(f(x, idx), x[idx] * 2.0)
+    same(cuda_jit(lambda x, i: x[i])(x[:, 0].copy(), np.array([1, 1, -4], np.int8)),
+         x[:, 0][np.array([1, 1, -4])])
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
+        f(x, np.array([0, 4]))

@@ -92,3 +92,40 @@ def searchsorted(a: Any, v: Any, out_dtype: np.dtype, side: str) -> Any:
         _searchsorted[rule.blocks(out.size), rule.threads](flat(a), flat(v), flat(out),
                                                            int(side == "right"))
     return out
+
+
+@cuda.jit
+def _take_rows(x, idx, out, rows, row_size, bad):
+    t = cuda.grid(1)
+    while t < idx.size * row_size:
+        k = idx[t // row_size]
+        if k < 0:
+            k += rows
+        if k < 0 or k >= rows:
+            bad[0] = 1
+        else:
+            out[t] = x[k * row_size + t % row_size]
+        t += cuda.gridsize(1)
+
+
+def takes_rows(x: Any, arrays: tuple, index: tuple) -> bool:
+    """Whether a gather is ``x[idx]`` (one integer array indexing the leading axis), which
+    ``gather`` runs on the device."""
+    return (len(arrays) == 1 and index == (("array", 0),) and x.ndim >= 1
+            and np.dtype(arrays[0].dtype).kind in "iu")
+
+
+def gather(x: Any, idx: Any, out_dtype: np.dtype) -> Any | None:
+    """``x[idx]`` for an integer array ``idx`` on the leading axis; None when an index is out
+    of range or the result is empty (the caller then runs NumPy on the host: its IndexError,
+    and nothing to copy)."""
+    rows = int(x.shape[0])
+    row_size = int(np.prod(x.shape[1:], dtype=np.int64))
+    out = cuda.device_array(tuple(idx.shape) + tuple(x.shape[1:]), out_dtype)
+    if out.size == 0:
+        return None
+    bad = cuda.to_device(np.zeros(1, np.int8))
+    rule = current_rule()
+    _take_rows[rule.blocks(out.size), rule.threads](flat(x), flat(idx), flat(out), rows,
+                                                    row_size, bad)
+    return None if bad.copy_to_host()[0] else out

@@ -1,8 +1,8 @@
 """Library calls on the CUDA backend (matmul, sort, gather/scatter, cumsum...).
 
-Matmul (``matmul``: a tiled kernel), cumsum, cumprod, concatenate and searchsorted
-(``device_library``) run on the device. The others (sort, argsort, gather, scatter, einsum)
-run through NumPy's implementation (``core.library``, the table the CPU and the interpreter use) on host copies
+Matmul (``matmul``: a tiled kernel), cumsum, cumprod, concatenate, searchsorted and the
+gather ``x[idx]`` (``device_library``) run on the device. The others (sort, argsort, other
+gathers, scatter, einsum) run through NumPy's implementation (``core.library``, the table the CPU and the interpreter use) on host copies
 of the operands, and the result is copied back: values, dtypes and errors are exactly the
 CPU's, at the price of two transfers per call; kernels before and after stay on the device.
 """
@@ -14,7 +14,7 @@ from ...core import library
 from ...core.ir import Op
 from ...plan import LibraryStep
 from .device import to_device, to_host
-from .device_library import concatenate, cumulative, searchsorted
+from .device_library import concatenate, cumulative, gather, searchsorted, takes_rows
 from .matmul import matmul
 
 # op -> fn(*device operands, out_dtype, **params): library ops with a device implementation
@@ -41,6 +41,10 @@ class LibraryCall:
         device_fn = ON_DEVICE.get(node.op)
         if device_fn is not None:
             return device_fn(*operands, node.out.dtype, **node.param)
+        if node.op is Op.GATHER and takes_rows(operands[0], operands[1:], node.param["index"]):
+            out = gather(operands[0], operands[1], node.out.dtype)
+            if out is not None:
+                return out          # else an index is out of range: NumPy's error below
         host = [to_host(x) for x in operands]
         return to_device(library.call(node.op, host, node.param, node.out.dtype))
 

@@ -52,20 +52,32 @@ def compile_ptx(kernels: list[Kernel], cc: tuple[int, int], threads: int = 256
     return out
 
 
-def matmul_ptx(cc: tuple[int, int], dtypes=("float32", "float64")) -> list[KernelPtx]:
-    """PTX of the device matmul kernel (GPU tile size) for each result dtype."""
+def library_ptx(cc: tuple[int, int], dtypes=("float32", "float64", "int64")
+                ) -> list[KernelPtx]:
+    """PTX of the hand-written device kernels of library ops (matmul at the GPU tile size,
+    cumulative, concatenate, searchsorted, row gather) for each dtype."""
     from numba import cuda, types
 
+    from . import device_library as lib
     from .matmul import tiled_kernel
 
+    i64, i8 = types.int64, types.Array(types.int8, 1, "C")
+    indices = types.Array(types.int64, 1, "C")
     out = []
     for name in dtypes:
-        dt = np.dtype(name)
-        array = types.Array(from_dtype(dt), 1, "C")
-        offsets = types.Array(types.int64, 1, "C")
-        sig = (array, array, array, offsets, offsets, types.int64, types.int64, types.int64)
-        ptx, _ = cuda.compile_ptx(tiled_kernel(16, dt).py_func, sig, cc=cc)
-        out.append(KernelPtx(f"matmul_{name}", "library", ptx))
+        array = types.Array(from_dtype(np.dtype(name)), 1, "C")
+        kernels = {
+            "matmul": (tiled_kernel(16, np.dtype(name)),
+                       (array, array, array, indices, indices, i64, i64, i64)),
+            "cumsum": (lib._cumulative_kernel(False), (array, array, i64, i64, i64)),
+            "cumprod": (lib._cumulative_kernel(True), (array, array, i64, i64, i64)),
+            "concatenate": (lib._place, (array, array, i64, i64, i64)),
+            "searchsorted": (lib._searchsorted, (array, array, indices, i64)),
+            "gather": (lib._take_rows, (array, indices, array, i64, i64, i8)),
+        }
+        for kind, (kernel, sig) in kernels.items():
+            ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=cc)
+            out.append(KernelPtx(f"{kind}_{name}", "library", ptx))
     return out
 
 
