@@ -173,3 +173,21 @@ def test_full_reductions_split_into_per_thread_partials(two_threads_from_1000_el
         for o, r in zip(out if isinstance(out, tuple) else (out,),
                         ref if isinstance(ref, tuple) else (ref,)):
             assert_same(o, r, rtol=1e-12)
+
+
+def test_sizes_used_as_numbers_are_run_time_parameters_not_recompiles():
+    """mean/var/std's counts and x.shape[...] in arithmetic reach kernels at run time, so a
+    new length reuses the compiled code (40 lengths used to make 40 compiles)."""
+    f = arrjit.jit(lambda x: ((x - x.mean()) / (x.std() + 1e-8), x / x.shape[1],
+                              x.var(axis=-1, ddof=1), x.sum(axis=1) / (x.shape[1] - 1)))
+    sources, compiles = set(), None
+    for n in (5, 6, 9, 40):
+        x = np.random.default_rng(n).standard_normal((3, n))
+        refs = ((x - x.mean()) / (x.std() + 1e-8), x / x.shape[1], x.var(axis=-1, ddof=1),
+                x.sum(axis=1) / (x.shape[1] - 1))
+        for out, ref in zip(f(x), refs):
+            np.testing.assert_allclose(out, ref, rtol=1e-12)
+        sources.add(f.lower(x).as_text().split("# ", 1)[1])
+        compiles = f.cache_info().compiles if compiles is None else compiles
+        assert f.cache_info().compiles == compiles, f"length {n} compiled again"
+    assert len(sources) == 1 and f.cache_info().traces == 4

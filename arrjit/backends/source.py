@@ -19,7 +19,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ..core.ir import Op
-from ..passes.kernel import Compute
+from ..passes.kernel import Compute, Const
 
 
 def type_name(dtype: np.dtype) -> str:
@@ -39,6 +39,15 @@ def literal(value, dtype: np.dtype) -> str:
             text = repr(v)
         return f"{type_name(dtype)}({text})"
     return f"{type_name(dtype)}({int(value)})"
+
+
+def constant_text(const: Const, slot: Callable[[int], str]) -> str:
+    """A kernel constant: a literal, or for a value from shapes (``Const.runtime``, always an
+    integer) the run-time parameter ``slot`` assigns it, so the source does not depend on
+    sizes."""
+    if const.runtime and float(const.value).is_integer():  # type: ignore[arg-type]
+        return f"{type_name(const.dtype)}({slot(int(const.value))})"  # type: ignore[call-overload]
+    return literal(const.value, const.dtype)
 
 
 def extreme(dtype: np.dtype, largest: bool) -> str:

@@ -17,6 +17,7 @@ import numpy as np
 from .. import errors
 from .dtypes import Aval, aval_of_python_scalar, check_supported, resolve_ufunc
 from .ir import Op, Var, ufunc_of
+from .sizes import Size
 from .trace import TraceContext, Tracer
 
 Operand = Any  # Tracer | np.ndarray | NumPy scalar | Python scalar
@@ -76,7 +77,8 @@ def as_var(ctx: TraceContext, x: Operand, dtype: np.dtype | None = None) -> Var:
     if is_python_scalar(x):
         aval = aval_of_python_scalar(x)
         target = dtype if dtype is not None else aval.dtype
-        return ctx.constant(np.asarray(x, dtype=target), weak=aval.weak and dtype is None)
+        return ctx.constant(np.asarray(x, dtype=target), weak=aval.weak and dtype is None,
+                            runtime=isinstance(x, Size))
     return ctx.constant(np.asarray(x))
 
 

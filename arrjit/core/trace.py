@@ -13,6 +13,7 @@ import numpy as np
 from .. import errors
 from .dtypes import Aval
 from .ir import Graph, Literal, Node, Op, Var, make_params
+from .sizes import Size
 
 
 class TraceContext:
@@ -62,13 +63,15 @@ class TraceContext:
             self.lifted.append((var, tracer))
         return var
 
-    def constant(self, value: np.ndarray, weak: bool = False) -> Var:
-        """A CONST var for a concrete array; the same array object maps to one var."""
+    def constant(self, value: np.ndarray, weak: bool = False, runtime: bool = False) -> Var:
+        """A CONST var for a concrete array; the same array object maps to one var.
+        ``runtime``: a value from shapes (``core.sizes``), read by kernels at run time."""
         cached = self._constants.get(id(value))
         if cached is not None and cached[0] is value:
             return cached[1]
         aval = Aval(tuple(value.shape), value.dtype, weak)
-        var = self.add_node(Op.CONST, (), aval, value=Literal(np.asarray(value)))
+        params = {"runtime": True} if runtime else {}
+        var = self.add_node(Op.CONST, (), aval, value=Literal(np.asarray(value)), **params)
         self._constants[id(value)] = (value, var)
         return var
 
@@ -156,7 +159,7 @@ class Tracer:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.ir_var.aval.shape
+        return tuple(Size(d) for d in self.ir_var.aval.shape)
 
     @property
     def dtype(self) -> np.dtype:
@@ -168,7 +171,7 @@ class Tracer:
 
     @property
     def size(self) -> int:
-        return self.ir_var.aval.size
+        return Size(self.ir_var.aval.size)
 
     def __repr__(self) -> str:
         return f"Tracer<{self.aval}>"

@@ -13,6 +13,7 @@ from . import base as anp
 from ..core import primitives as p
 from ..core.dtypes import check_supported
 from ..core.ir import Op
+from ..core.sizes import Size
 from ..core.trace import Tracer
 
 
@@ -105,7 +106,8 @@ argmin = _arg_reduction(Op.ARGMIN, np.argmin, "argmin")
 
 
 def _count(a, axes) -> int:
-    return int(np.prod([a.shape[i] for i in axes], dtype=np.int64))
+    """The number of elements reduced (a ``Size``: kernels read it at run time)."""
+    return Size(int(np.prod([a.shape[i] for i in axes], dtype=np.int64)))
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False):

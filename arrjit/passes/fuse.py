@@ -440,7 +440,8 @@ class _KernelBuilder:
                        ), "a reduction read off its row"
             name = self.results[var]
         elif node is not None and node.op is Op.CONST and var.ndim == 0:
-            name = self._emit(Const(self._fresh(), node.param["value"].array.item(), var.dtype))
+            name = self._emit(Const(self._fresh(), node.param["value"].array.item(), var.dtype,
+                                    bool(node.param.get("runtime"))))
         elif var in self.fuser.stored and not (root or is_member_here):
             idx = self.reads.setdefault(var, len(self.reads))
             name = self._emit(Load(self._fresh(), idx, self._flat_access(var, imap, flat)))

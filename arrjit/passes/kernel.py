@@ -57,6 +57,7 @@ class Const:
     name: str
     value: object           # a Python scalar
     dtype: np.dtype
+    runtime: bool = False   # a value from shapes: a run-time parameter, not a literal
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,8 @@ def fold_and_cse(graph: Graph) -> Graph:
         by_out = {n.out: n for n in nodes}
         node = _square_for_power_two(_collapse_views(node, by_out), by_out, constants)
         if node.op is Op.CONST:
-            constants[node.out] = node.param["value"].array
+            if not node.param.get("runtime"):   # run-time values (sizes) are not folded in
+                constants[node.out] = node.param["value"].array
         elif (node.op in ELEMENTWISE and node.out.aval.size <= FOLD_MAX_SIZE
               and all(v in constants for v in node.inputs)):
             value = evaluate_node(node, [constants[v] for v in node.inputs])

@@ -197,8 +197,8 @@ def test_default_device_option_and_new_sizes_reuse_the_kernels():
     for n in (3, 4, 9):
         x = np.linspace(0, 1, 2 * n).reshape(2, n)
         same(f(x), np.exp(x).sum(axis=-1) / n)
-        texts.add(f.lower(x).as_text().split("# ", 1)[1].replace(f"{float(n)!r}", "N"))
-    assert len(texts) == 1 or all("kernel_" in t for t in texts)
+        texts.add(f.lower(x).as_text().split("# ", 1)[1])
+    assert len(texts) == 1          # the count x.shape[-1] is a run-time parameter too
 
 
 def test_donated_device_array_holds_the_result():

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...core.rules import ARG_REDUCTIONS, REDUCTION_RULES
 from ...passes.kernel import Affine, Compute, Const, Kernel, Load, Reduce
-from ..source import extreme as _extreme
+from ..source import constant_text, extreme as _extreme
 from .expressions import expression, literal, type_name
 
 # Elementwise kernels compile without fast-math: +, -, *, / then round exactly as NumPy's loops
@@ -275,7 +275,7 @@ def _statement(stmt, params: _ParamTable, depth: dict[str, int]) -> tuple[str, i
         return (f"{stmt.name} = {array}[{_index_expr(stmt.access, params)}]",
                 _depth(stmt.access))
     if isinstance(stmt, Const):
-        return f"{stmt.name} = {literal(stmt.value, stmt.dtype)}", 0
+        return f"{stmt.name} = {constant_text(stmt, params.slot)}", 0
     return (f"{stmt.name} = {expression(stmt)}",
             max((depth[a] for a in stmt.args), default=0))
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from ...core.rules import ARG_REDUCTIONS
 from ...passes.kernel import Affine, Compute, Const, Kernel, Load, Reduce
-from ..source import literal
+from ..source import constant_text
 from . import reduce as red
 from .expressions import statement_lines
 
@@ -104,7 +104,7 @@ def _statement(stmt, params: _ParamTable, depth: dict[str, int]) -> tuple[str, i
         array = f"{'w' if stmt.own_output else 'r'}{stmt.buffer}"
         return f"{stmt.name} = {array}[{_index_expr(stmt.access, params)}]", _depth(stmt.access)
     if isinstance(stmt, Const):
-        return f"{stmt.name} = {literal(stmt.value, stmt.dtype)}", 0
+        return f"{stmt.name} = {constant_text(stmt, params.slot)}", 0
     return statement_lines(stmt), max((depth[a] for a in stmt.args), default=0)
 
 
