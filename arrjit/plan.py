@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Sequence, Union
+from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
@@ -149,13 +149,18 @@ def build_plan(lowered: Lowered, *, donate: Sequence[int] = (),
                 donated_inputs)
 
 
-def aliased_donors(plan: Plan, args: Sequence[Any]) -> set[int]:
+def _host_overlap(a: Any, b: Any) -> bool:
+    return isinstance(b, np.ndarray) and np.shares_memory(a, b)
+
+
+def aliased_donors(plan: Plan, args: Sequence[Any],
+                   overlap: Callable[[Any, Any], bool] = _host_overlap) -> set[int]:
     """Donated arrays that are also passed as another argument are still read through that
-    argument: their outputs go to fresh buffers instead (with a warning)."""
+    argument: their outputs go to fresh buffers instead (with a warning). ``overlap`` tells
+    whether two arguments share memory (NumPy's test by default; a backend passes its own)."""
     aliased = set()
     for i in plan.donated_inputs:
-        if any(j != i and isinstance(a, np.ndarray) and np.shares_memory(args[i], a)
-               for j, a in enumerate(args)):
+        if any(j != i and overlap(args[i], a) for j, a in enumerate(args)):
             aliased.add(i)
             warnings.warn(DonationWarning(
                 f"Some donated buffers were not usable: {_describe(args[i])} (argument "
@@ -163,5 +168,5 @@ def aliased_donors(plan: Plan, args: Sequence[Any]) -> set[int]:
     return aliased
 
 
-def _describe(a: np.ndarray) -> str:
+def _describe(a: Any) -> str:
     return f"{a.dtype.name}[{','.join(map(str, a.shape))}]"

@@ -213,6 +213,23 @@ def _reference(name, x, y):
             return err
 
 
+def check_table_results(results, valid, x, y, dtype, to_host=lambda out: out):
+    """Every table entry in ``results`` (name -> output or tuple) equals NumPy's."""
+    for name in valid:
+        ref = _reference(name, x, y)
+        refs, outs = (ref, results[name]) if isinstance(ref, tuple) else ((ref,),
+                                                                         (results[name],))
+        assert len(refs) == len(outs), name
+        for k, (out, r) in enumerate(zip(outs, refs)):
+            r = np.asarray(r)
+            tol = 2e-6 if r.dtype == np.float32 or dtype == "float32" else 1e-12
+            try:
+                out = to_host(out)
+                assert_same(out, r, rtol=tol) if r.dtype.kind == "f" else assert_same(out, r)
+            except AssertionError as err:
+                raise AssertionError(f"{name}[{k}] ({dtype}): {err}") from None
+
+
 @pytest.mark.parametrize("dtype,three_d", [("float64", False), ("float64", True),
                                            ("float32", False), ("int32", True),
                                            ("uint8", False), ("bool", False)])
@@ -227,19 +244,7 @@ def test_table_matches_numpy(dtype, three_d):
         else:
             valid.append(name)
     f = arrjit.jit(lambda x, y: {n: CASES[n](anp, x, y) for n in valid})
-    results = f(x, y)
-    for name in valid:
-        ref = _reference(name, x, y)
-        refs, outs = (ref, results[name]) if isinstance(ref, tuple) else ((ref,),
-                                                                         (results[name],))
-        assert len(refs) == len(outs), name
-        for k, (out, r) in enumerate(zip(outs, refs)):
-            r = np.asarray(r)
-            tol = 2e-6 if r.dtype == np.float32 or dtype == "float32" else 1e-12
-            try:
-                assert_same(out, r, rtol=tol) if r.dtype.kind == "f" else assert_same(out, r)
-            except AssertionError as err:
-                raise AssertionError(f"{name}[{k}] ({dtype}): {err}") from None
+    check_table_results(f(x, y), valid, x, y, dtype)
     for name in rejected:  # NumPy rejects it: arrjit must reject it too
         with pytest.raises((TypeError, ValueError, OverflowError,
                             arrjit.errors.UnsupportedDtypeError)):
@@ -365,6 +370,11 @@ def _mixed(ns, name, v):
 @given(st.lists(st.sampled_from(MIXED_OPS), min_size=1, max_size=4), st.integers(2, 5),
        st.integers(2, 5), st.integers(0, 1000))
 def test_random_programs_with_reductions_indexing_and_matmul(ops, rows, cols, seed):
+    check_mixed_program(ops, rows, cols, seed)
+
+
+def check_mixed_program(ops, rows, cols, seed, device=None):
+    """The chain ``ops`` of ``_mixed`` programs, jitted (for ``device``), equals NumPy's."""
     v = np.random.default_rng(seed).standard_normal((rows, cols))
 
     def program(ns, v):
@@ -373,7 +383,7 @@ def test_random_programs_with_reductions_indexing_and_matmul(ops, rows, cols, se
         return v
 
     ref = program(np, v)
-    out = arrjit.jit(lambda v: program(anp, v))(v)
+    out = arrjit.device_get(arrjit.jit(lambda v: program(anp, v), device=device)(v))
     assert out.dtype == ref.dtype and out.shape == ref.shape
     scale = max(1.0, float(np.max(np.abs(ref))))
     np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10 * scale)

@@ -8,8 +8,7 @@ import pytest
 import arrjit
 import arrjit.numpy as anp
 
-from helpers import assert_same
-from test_namespace import CASES, _inputs, _reference
+from test_namespace import CASES, _inputs, _reference, check_table_results
 
 pytestmark = pytest.mark.cuda
 
@@ -30,16 +29,4 @@ def test_table_matches_numpy_on_cuda(dtype, three_d):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         results = f(x, y)
-    for name in valid:
-        ref = _reference(name, x, y)
-        refs, outs = (ref, results[name]) if isinstance(ref, tuple) else ((ref,),
-                                                                         (results[name],))
-        assert len(refs) == len(outs), name
-        for k, (out, r) in enumerate(zip(outs, refs)):
-            r = np.asarray(r)
-            tol = 2e-6 if r.dtype == np.float32 or dtype == "float32" else 1e-12
-            try:
-                out = arrjit.device_get(out)
-                assert_same(out, r, rtol=tol) if r.dtype.kind == "f" else assert_same(out, r)
-            except AssertionError as err:
-                raise AssertionError(f"{name}[{k}] ({dtype}): {err}") from None
+    check_table_results(results, valid, x, y, dtype, to_host=arrjit.device_get)

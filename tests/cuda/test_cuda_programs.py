@@ -11,7 +11,7 @@ import arrjit.numpy as anp
 
 from helpers import assert_same
 from test_differential import make_inputs, programs, run_program
-from test_namespace import MIXED_OPS, _mixed
+from test_namespace import MIXED_OPS, check_mixed_program
 
 pytestmark = pytest.mark.cuda
 
@@ -47,18 +47,7 @@ def test_random_elementwise_programs_match_numpy(case):
 @given(st.lists(st.sampled_from(MIXED_OPS), min_size=1, max_size=4), st.integers(2, 5),
        st.integers(2, 5), st.integers(0, 1000))
 def test_random_programs_with_reductions_indexing_and_matmul(ops, rows, cols, seed):
-    v = np.random.default_rng(seed).standard_normal((rows, cols))
-
-    def program(ns, v):
-        for name in ops:
-            v = _mixed(ns, name, v)
-        return v
-
-    ref = program(np, v)
-    out = arrjit.device_get(arrjit.jit(lambda v: program(anp, v), device="cuda")(v))
-    assert out.dtype == ref.dtype and out.shape == ref.shape
-    scale = max(1.0, float(np.max(np.abs(ref))))
-    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10 * scale)
+    check_mixed_program(ops, rows, cols, seed, device="cuda")
 
 
 @pytest.mark.parametrize("seed", range(6))

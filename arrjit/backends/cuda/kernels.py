@@ -2,10 +2,13 @@
 built) and its launch on flat views of the step's buffers, by the launch rule."""
 from __future__ import annotations
 
+import time
+
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
+from numba import cuda
 
 from ...passes.kernel import Kernel
 from ...runtime import compile as compiler
@@ -60,8 +63,6 @@ class KernelLaunch:
             self.functions[suffix] = getattr(loaded.module, name)
 
     def __call__(self, bufs: list) -> None:
-        from numba import cuda
-
         arrays = [flat(bufs[s]) for s in self.slots]
         params = self.rendered.params
         strategy, rule, k = self.rendered.strategy, self.rule, self.kernel

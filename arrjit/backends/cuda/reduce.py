@@ -180,27 +180,11 @@ def block_combine_lines(reductions: list[tuple[int, Reduce]], block: int,
         return []
     if shuffle and block >= WARP and block % WARP == 0:
         return _shuffle_combine_lines(reductions, block)
-    lines = []
-    for k, r in reductions:
-        if r.op in ARG_REDUCTIONS:
-            lines += [f"sh{k}[tid] = {r.name}_m", f"sh{k}_i[tid] = {r.name}"]
-        else:
-            lines.append(f"sh{k}[tid] = {r.name}")
-    lines += ["cuda.syncthreads()", f"half = {block // 2}", "while half > 0:",
-              "    if tid < half:"]
-    for k, r in reductions:
-        if r.op in ARG_REDUCTIONS:
-            lines += [f"        {r.name}_m = sh{k}[tid]", f"        {r.name} = sh{k}_i[tid]"]
-            lines += ["        " + ln for ln in fold_pair_lines(r, f"sh{k}[tid + half]",
-                                                                 f"sh{k}_i[tid + half]")]
-            lines += [f"        sh{k}[tid] = {r.name}_m", f"        sh{k}_i[tid] = {r.name}"]
-        else:
-            lines.append(f"        sh{k}[tid] = {combine(REDUCTION_RULES[r.op].update, acc_dtype(r), f'sh{k}[tid]', f'sh{k}[tid + half]')}")
-    lines += ["    cuda.syncthreads()", "    half = half // 2"]
-    for k, r in reductions:
-        if r.op in ARG_REDUCTIONS:
-            lines += [f"{r.name}_m = sh{k}[0]", f"{r.name} = sh{k}_i[0]"]
-        else:
-            lines.append(f"{r.name} = sh{k}[0]")
-    lines.append("cuda.syncthreads()")
-    return lines
+    fold = [ln for k, r in reductions
+            for ln in fold_pair_lines(r, f"sh{k}[tid + half]", f"sh{k}_i[tid + half]")]
+    return [*_store_lines(reductions, "tid"), "cuda.syncthreads()", f"half = {block // 2}",
+            "while half > 0:", "    if tid < half:",
+            *("        " + ln for ln in [*_load_lines(reductions, "tid"), *fold,
+                                         *_store_lines(reductions, "tid")]),
+            "    cuda.syncthreads()", "    half = half // 2",
+            *_load_lines(reductions, "0"), "cuda.syncthreads()"]

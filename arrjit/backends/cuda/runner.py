@@ -9,13 +9,12 @@ unless a library call or a loop's condition needs it.
 """
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable, Sequence
 
 import numpy as np
+from numba import cuda
 
-from ...errors import DonationWarning
-from ...plan import KernelStep, LoopStep, Plan
+from ...plan import KernelStep, LoopStep, Plan, aliased_donors
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
 from .codegen import module_source, render_kernel
@@ -63,8 +62,6 @@ class CudaExecutable:
     fast_run: Callable | None = None
 
     def __init__(self, plan: Plan, stats: CompileStats, rule: LaunchRule):
-        from numba import cuda
-
         self.plan = plan
         self.steps: list = []
         launches: list[KernelLaunch] = []
@@ -92,13 +89,11 @@ class CudaExecutable:
         self.constants = [cuda.to_device(c) for c in plan.constants]
 
     def run(self, args: Sequence[Any]) -> list[Any]:
-        from numba import cuda
-
         plan = self.plan
         args = [to_device(a) for a in args]
         bufs: list = list(args) + list(self.constants)
         bufs.extend([None] * (plan.n_slots - len(bufs)))
-        aliased = _aliased_donors(plan, args) if plan.donated_inputs else set()
+        aliased = aliased_donors(plan, args, _device_overlap) if plan.donated_inputs else set()
         for step, mem in zip(self.steps, plan.memory):
             for a in mem.allocs:
                 if a.donor >= 0 and a.donor not in aliased:
@@ -118,17 +113,6 @@ def _reshaped(x: Any, shape: tuple[int, ...]) -> Any:
     return x if tuple(x.shape) == tuple(shape) else x.reshape(shape)
 
 
-def _aliased_donors(plan: Plan, args: Sequence[Any]) -> set[int]:
-    """Donated device arrays that are also passed as another argument keep their values: their
-    outputs go to fresh buffers (with a warning), as on the CPU."""
-    spans = [device_pointer(a) for a in args]
-    aliased = set()
-    for i in plan.donated_inputs:
-        lo, hi = spans[i]
-        if any(j != i and lo < b and a < hi for j, (a, b) in enumerate(spans)):
-            aliased.add(i)
-            warnings.warn(DonationWarning(
-                f"Some donated buffers were not usable: {args[i].dtype}"
-                f"[{','.join(map(str, args[i].shape))}] (argument {i} is also passed as "
-                f"another argument)"), stacklevel=5)
-    return aliased
+def _device_overlap(a: Any, b: Any) -> bool:
+    (lo, hi), (b_lo, b_hi) = device_pointer(a), device_pointer(b)
+    return lo < b_hi and b_lo < hi
