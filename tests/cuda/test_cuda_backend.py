@@ -68,6 +68,19 @@ def test_integer_edge_semantics():
         same(out, ref)
 
 
+def test_negative_integer_powers_raise_numpys_error_and_literal_exponents_check_nothing():
+    from arrjit.backends.cuda.codegen import render_kernel
+
+    base = np.array([2, 3, 4], np.int64)
+    f = cuda_jit(lambda a, b: a ** b + 1)
+    with pytest.raises(ValueError, match="Integers to negative integer powers"):
+        f(base, np.array([1, -1, 2]))
+    same(f(base, np.array([1, 0, 2])), base ** np.array([1, 0, 2]) + 1)   # the flag was reset
+    squares = cuda_jit(lambda a: a ** 2 - a ** np.uint8(3))
+    assert not any(render_kernel(k, 16).error_flag for k in squares.lower(base).kernels)
+    same(squares(base), base ** 2 - base ** np.uint8(3))
+
+
 def test_rounding_keeps_the_sign_of_zero_and_rounds_half_to_even():
     x = np.array([-0.0, 0.0, -0.3, 0.3, 0.5, 1.5, 2.5, -2.5, 1e300, -np.inf, np.nan, 4.5e15 + 0.5])
     f = cuda_jit(lambda x: (anp.floor(x), anp.ceil(x), anp.rint(x),
@@ -117,6 +130,22 @@ def test_argmax_takes_the_first_of_equal_values_across_threads_and_blocks():
                                anp.argmax(y, axis=0)))
     for out, ref in zip(f(x, x2), (7, 7, [7, 7, 7], np.argmax(x2, axis=0))):
         same(out, np.asarray(ref, np.int64))
+
+
+def test_full_reductions_of_several_passes_are_split_kernels_over_many_blocks():
+    x = np.random.default_rng(5).standard_normal(300) * 4 + 2
+    x[17] = -30.0
+
+    def program(x):
+        centred = x - x.mean()
+        return centred / x.std(), x.var(), anp.argmax(anp.abs(centred)), centred.max()
+
+    f = cuda_jit(program)
+    from arrjit.backends.cuda.codegen import strategy_of
+    assert {strategy_of(k) for k in f.lower(x).kernels} <= {"split", "elementwise"}
+    c = x - x.mean()
+    for out, ref in zip(f(x), (c / x.std(), x.var(), np.argmax(np.abs(c)), c.max())):
+        same(out, ref, rtol=1e-12)
 
 
 def test_row_kernels_are_one_kernel_each():

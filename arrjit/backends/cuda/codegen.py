@@ -31,7 +31,7 @@ from ...core.rules import ARG_REDUCTIONS
 from ...passes.kernel import Affine, Compute, Const, Kernel, Load, Reduce
 from ..source import constant_text
 from . import reduce as red
-from .expressions import statement_lines
+from .expressions import ERROR_FLAG, checks_negative_power, statement_lines
 
 CODEGEN_VERSION = "cuda-1"
 JIT_OPTIONS = "cache=CACHE"
@@ -64,13 +64,16 @@ class RenderedKernel:
     params: tuple[int, ...]       # the scalar parameters for this call's sizes
     strategy: str                 # elementwise | block | serial | split
     partials: tuple[tuple[str, np.dtype], ...] = ()   # split: per-block partial arrays
+    error_flag: bool = False      # every function takes ``err`` (int8[1]) after the arrays
 
 
 class _ParamTable:
-    """Assigns scalar parameters to run-time integers in a structure-determined order."""
+    """Assigns scalar parameters to run-time integers in a structure-determined order, and
+    records which statements check for a negative integer exponent (``checked``)."""
 
-    def __init__(self, sizes: tuple[int, ...]) -> None:
+    def __init__(self, sizes: tuple[int, ...], checked: frozenset[str] = frozenset()) -> None:
         self.values: list[int] = [int(n) for n in sizes]   # p0.. are the loop sizes
+        self.checked = checked
 
     def slot(self, value: int) -> str:
         self.values.append(int(value))
@@ -105,7 +108,8 @@ def _statement(stmt, params: _ParamTable, depth: dict[str, int]) -> tuple[str, i
         return f"{stmt.name} = {array}[{_index_expr(stmt.access, params)}]", _depth(stmt.access)
     if isinstance(stmt, Const):
         return f"{stmt.name} = {constant_text(stmt, params.slot)}", 0
-    return statement_lines(stmt), max((depth[a] for a in stmt.args), default=0)
+    return (statement_lines(stmt, stmt.name in params.checked),
+            max((depth[a] for a in stmt.args), default=0))
 
 
 def _decompose(flat: str, dims: list[int]) -> list[str]:
@@ -151,8 +155,12 @@ def render_kernel(kernel: Kernel, block: int, shuffle: bool = True) -> RenderedK
     """The kernel as numba-cuda source for blocks of ``block`` threads (a power of two);
     block reductions through warp shuffles when ``shuffle`` (off on the simulator)."""
     strategy = strategy_of(kernel)
-    params = _ParamTable(kernel.sizes)
+    constants = {s.name: s for s in kernel.stmts if isinstance(s, Const)}
+    checked = frozenset(s.name for s in kernel.stmts if checks_negative_power(s, constants))
+    params = _ParamTable(kernel.sizes, checked)
     writes, reads = array_names(kernel)
+    if checked:
+        reads = reads + [ERROR_FLAG]
     if strategy == "elementwise":
         bodies = [("", writes + reads, _elementwise_body(kernel, params))]
         partials: tuple = ()
@@ -176,7 +184,8 @@ def render_kernel(kernel: Kernel, block: int, shuffle: bool = True) -> RenderedK
     name = f"kernel_{digest}"
     source = "\n\n".join(f"@cuda.jit({JIT_OPTIONS})\ndef {name}{suffix}({signature}):\n{text}\n"
                          for suffix, signature, text in texts)
-    return RenderedKernel(name, source, tuple(params.values), strategy, partials)
+    return RenderedKernel(name, source, tuple(params.values), strategy, partials,
+                          bool(checked))
 
 
 def _elementwise_body(kernel: Kernel, params: _ParamTable) -> list[str]:

@@ -9,7 +9,7 @@ that call math functions, as ``_m.<name>``: on a GPU numba-cuda's math, which is
 from __future__ import annotations
 
 from ...core.ir import Op
-from ...passes.kernel import Compute
+from ...passes.kernel import Compute, Const
 from ..source import NEUTRAL_EXPRESSIONS, Expr, by_kind, expression as _expression, literal, type_name
 
 
@@ -89,14 +89,30 @@ EXPRESSIONS: dict[Op, Expr] = {
 }
 
 
-def _integer_power(stmt: Compute) -> str:
-    """Exponentiation by squaring in the operands' dtype (wrapping as NumPy's does). NumPy
-    raises for a negative exponent, which a kernel cannot: it gives 0 (README: CUDA)."""
+def checks_negative_power(stmt: Compute, constants: dict[str, Const]) -> bool:
+    """Whether ``stmt`` is an integer power whose exponent may be negative at run time (a
+    signed exponent that is not a non-negative literal): NumPy raises for those, so the
+    kernel flags them (``ERROR_FLAG``) and the launch raises NumPy's error."""
+    if not (isinstance(stmt, Compute) and stmt.op is Op.POW
+            and stmt.arg_dtypes[0].kind in "iub" and stmt.arg_dtypes[1].kind == "i"):
+        return False
+    exponent = constants.get(stmt.args[1])
+    return exponent is None or exponent.runtime or exponent.value < 0
+
+
+ERROR_FLAG = "err"          # an int8[1] device array, set to 1 by a negative integer exponent
+NEGATIVE_POWER_ERROR = "Integers to negative integer powers are not allowed."
+
+
+def _integer_power(stmt: Compute, check_negative: bool) -> str:
+    """Exponentiation by squaring in the operands' dtype (wrapping as NumPy's does); with
+    ``check_negative``, a negative exponent sets the kernel's error flag."""
     a, b = stmt.args
     dt = stmt.arg_dtypes[0]
     one, zero, n = literal(1, dt), literal(0, dt), stmt.name
+    flag = [f"if {b} < 0:", f"    {ERROR_FLAG}[0] = 1"] if check_negative else []
     return "\n".join([
-        f"{n}_r = {one}", f"{n}_a = {a}", f"{n}_e = {b}",
+        *flag, f"{n}_r = {one}", f"{n}_a = {a}", f"{n}_e = {b}",
         f"while {n}_e > {zero}:",
         f"    if ({n}_e & {one}) != {zero}:",
         f"        {n}_r = {n}_r * {n}_a",
@@ -105,11 +121,11 @@ def _integer_power(stmt: Compute) -> str:
         f"{n} = {type_name(stmt.dtype)}({zero} if {b} < {zero} else {n}_r)"])
 
 
-def statement_lines(stmt: Compute) -> str:
+def statement_lines(stmt: Compute, check_negative: bool = False) -> str:
     """``stmt`` as source: an assignment of its expression, or for the ops that need a loop
     (CUDA kernels cannot call device functions when compiled without a device), lines."""
     if stmt.op is Op.POW and stmt.arg_dtypes[0].kind in "iub":
-        return _integer_power(stmt)
+        return _integer_power(stmt, check_negative)
     return f"{stmt.name} = {expression(stmt)}"
 
 

@@ -14,6 +14,7 @@ from ...passes.kernel import Kernel
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
 from .codegen import RenderedKernel
+from .expressions import NEGATIVE_POWER_ERROR
 from .device import flat
 from .launch import LaunchRule
 
@@ -30,6 +31,8 @@ def signatures(kernel: Kernel, rendered: RenderedKernel) -> dict[str, tuple]:
     from numba import types
 
     arrays = [_array_type(v.dtype) for v in kernel.writes + kernel.reads]
+    if rendered.error_flag:
+        arrays.append(_array_type(np.dtype(np.int8)))
     params = [types.int64] * len(rendered.params)
     if rendered.strategy != "split":
         return {"": tuple(arrays + params)}
@@ -46,6 +49,7 @@ class KernelLaunch:
     rule: LaunchRule
     functions: dict[str, Any] = field(default_factory=dict)   # suffix -> dispatcher
     _partials: list = field(default_factory=list)
+    _error_flag: Any = None
 
     def signatures(self) -> dict[str, tuple]:
         return signatures(self.kernel, self.rendered)
@@ -64,6 +68,23 @@ class KernelLaunch:
 
     def __call__(self, bufs: list) -> None:
         arrays = [flat(bufs[s]) for s in self.slots]
+        if self.rendered.error_flag:
+            if self._error_flag is None:
+                self._error_flag = cuda.to_device(np.zeros(1, np.int8))
+            arrays.append(self._error_flag)
+            self._launch(arrays)
+            self._raise_flagged()
+        else:
+            self._launch(arrays)
+
+    def _raise_flagged(self) -> None:
+        """NumPy's error for a negative integer exponent, read back from the kernel's flag
+        (only kernels with a possibly negative integer exponent have one)."""
+        if self._error_flag.copy_to_host()[0]:
+            self._error_flag.copy_to_device(np.zeros(1, np.int8))
+            raise ValueError(NEGATIVE_POWER_ERROR)
+
+    def _launch(self, arrays: list) -> None:
         params = self.rendered.params
         strategy, rule, k = self.rendered.strategy, self.rule, self.kernel
         elements = k.elements
