@@ -110,15 +110,15 @@ def _take_rows(x, idx, out, rows, row_size, bad):
 
 def takes_rows(x: Any, arrays: tuple, index: tuple) -> bool:
     """Whether a gather is ``x[idx]`` (one integer array indexing the leading axis), which
-    ``gather`` runs on the device."""
+    ``gather_rows`` runs without reading the index back."""
     return (len(arrays) == 1 and index == (("array", 0),) and x.ndim >= 1
             and np.dtype(arrays[0].dtype).kind in "iu")
 
 
-def gather(x: Any, idx: Any, out_dtype: np.dtype) -> Any | None:
+def gather_rows(x: Any, idx: Any, out_dtype: np.dtype) -> Any | None:
     """``x[idx]`` for an integer array ``idx`` on the leading axis; None when an index is out
-    of range or the result is empty (the caller then runs NumPy on the host: its IndexError,
-    and nothing to copy)."""
+    of range or the result is empty (the caller then takes the general gather, which raises
+    NumPy's IndexError)."""
     rows = int(x.shape[0])
     row_size = int(np.prod(x.shape[1:], dtype=np.int64))
     out = cuda.device_array(tuple(idx.shape) + tuple(x.shape[1:]), out_dtype)

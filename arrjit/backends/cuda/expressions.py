@@ -8,6 +8,8 @@ that call math functions, as ``_m.<name>``: on a GPU numba-cuda's math, which is
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...core.ir import Op
 from ...passes.kernel import Compute, Const
 from ..source import NEUTRAL_EXPRESSIONS, Expr, by_kind, expression as _expression, literal, type_name
@@ -89,7 +91,7 @@ EXPRESSIONS: dict[Op, Expr] = {
 }
 
 
-def checks_negative_power(stmt: Compute, constants: dict[str, Const]) -> bool:
+def checks_negative_power(stmt: object, constants: dict[str, Const]) -> bool:
     """Whether ``stmt`` is an integer power whose exponent may be negative at run time (a
     signed exponent that is not a non-negative literal): NumPy raises for those, so the
     kernel flags them (``ERROR_FLAG``) and the launch raises NumPy's error."""
@@ -97,7 +99,9 @@ def checks_negative_power(stmt: Compute, constants: dict[str, Const]) -> bool:
             and stmt.arg_dtypes[0].kind in "iub" and stmt.arg_dtypes[1].kind == "i"):
         return False
     exponent = constants.get(stmt.args[1])
-    return exponent is None or exponent.runtime or exponent.value < 0
+    literal_ok = (exponent is not None and not exponent.runtime
+                  and isinstance(exponent.value, (int, np.integer)) and exponent.value >= 0)
+    return not literal_ok
 
 
 ERROR_FLAG = "err"          # an int8[1] device array, set to 1 by a negative integer exponent

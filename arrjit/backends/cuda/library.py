@@ -1,30 +1,59 @@
 """Library calls on the CUDA backend (matmul, sort, gather/scatter, cumsum...).
 
-Matmul (``matmul``: a tiled kernel), cumsum, cumprod, concatenate, searchsorted and the
-gather ``x[idx]`` (``device_library``) run on the device. The others (sort, argsort, other
-gathers, scatter, einsum) run through NumPy's implementation (``core.library``, the table the CPU and the interpreter use) on host copies
-of the operands, and the result is copied back: values, dtypes and errors are exactly the
-CPU's, at the price of two transfers per call; kernels before and after stay on the device.
+Every library op but ``einsum`` runs on the device: matmul (``matmul``: a tiled kernel),
+sort and argsort (``sorting``), gathers and scatters (``indexing``; the row gather ``x[idx]``
+never reads its index back: ``device_library``), cumsum, cumprod, concatenate and
+searchsorted (``device_library``). ``einsum`` runs NumPy's implementation
+(``core.library``, the table the CPU and the interpreter use) on host copies of the operands
+and the result is copied back: values, dtypes and errors exactly the CPU's, at the price of
+two transfers per call; kernels before and after stay on the device.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
+
+import numpy as np
 
 from ...core import library
 from ...core.ir import Op
 from ...plan import LibraryStep
+from . import indexing
 from .device import to_device, to_host
-from .device_library import concatenate, cumulative, gather, searchsorted, takes_rows
+from .device_library import concatenate, cumulative, gather_rows, searchsorted, takes_rows
 from .matmul import matmul
+from .sorting import sort_lines
 
-# op -> fn(*device operands, out_dtype, **params): library ops with a device implementation
+
+def _gather(operands: Sequence[Any], out_dtype: np.dtype, index: tuple) -> Any:
+    x, arrays = operands[0], operands[1:]
+    if takes_rows(x, tuple(arrays), index):
+        out = gather_rows(x, arrays[0], out_dtype)
+        if out is not None:
+            return out          # else an index is out of range: the general gather raises
+    return indexing.gather(x, arrays, index, out_dtype)
+
+
+def _sort(indices: bool) -> Callable[..., Any]:
+    def run(operands: Sequence[Any], out_dtype: np.dtype, axis: int, **_: Any) -> Any:
+        x = operands[0]
+        return sort_lines(x, axis, out_dtype, indices) if x.ndim else None
+    return run
+
+
+# op -> fn(device operands, out_dtype, **params) -> a device array, or None where NumPy on the
+# host must answer (its error, or nothing to compute)
 ON_DEVICE: dict[Op, Callable[..., Any]] = {
-    Op.MATMUL: matmul,
-    Op.CUMSUM: lambda x, out_dtype, axis: cumulative(x, out_dtype, axis, multiply=False),
-    Op.CUMPROD: lambda x, out_dtype, axis: cumulative(x, out_dtype, axis, multiply=True),
-    Op.CONCATENATE: lambda *operands, axis: concatenate(*operands[:-1], out_dtype=operands[-1],
-                                                        axis=axis),
-    Op.SEARCHSORTED: searchsorted,
+    Op.MATMUL: lambda ops, out_dtype: matmul(ops[0], ops[1], out_dtype),
+    Op.CUMSUM: lambda ops, out_dtype, axis: cumulative(ops[0], out_dtype, axis, multiply=False),
+    Op.CUMPROD: lambda ops, out_dtype, axis: cumulative(ops[0], out_dtype, axis, multiply=True),
+    Op.CONCATENATE: lambda ops, out_dtype, axis: concatenate(*ops, out_dtype=out_dtype,
+                                                             axis=axis),
+    Op.SEARCHSORTED: lambda ops, out_dtype, side: searchsorted(ops[0], ops[1], out_dtype, side),
+    Op.SORT: _sort(indices=False),
+    Op.ARGSORT: _sort(indices=True),
+    Op.GATHER: _gather,
+    Op.SCATTER: lambda ops, out_dtype, index, mode, in_place=False: indexing.scatter(
+        ops[0], ops[1:-1], ops[-1], index, mode, in_place),
 }
 
 
@@ -35,18 +64,21 @@ class LibraryCall:
         self.node = step.node
         self.in_slots = list(step.in_slots)
         self.out_slot = step.out_slot
+        self.in_place_donor = step.in_place_donor
 
-    def compute(self, *operands: Any) -> Any:
+    def compute(self, *operands: Any, in_place: bool = False) -> Any:
         node = self.node
         device_fn = ON_DEVICE.get(node.op)
         if device_fn is not None:
-            return device_fn(*operands, node.out.dtype, **node.param)
-        if node.op is Op.GATHER and takes_rows(operands[0], operands[1:], node.param["index"]):
-            out = gather(operands[0], operands[1], node.out.dtype)
+            params = dict(node.param, in_place=True) if in_place else node.param
+            out = device_fn(operands, node.out.dtype, **params)
             if out is not None:
-                return out          # else an index is out of range: NumPy's error below
+                return out
         host = [to_host(x) for x in operands]
         return to_device(library.call(node.op, host, node.param, node.out.dtype))
 
-    def __call__(self, bufs: list) -> None:
-        bufs[self.out_slot] = self.compute(*(bufs[s] for s in self.in_slots))
+    def __call__(self, bufs: list, in_place: bool | None = None) -> None:
+        """Run on ``bufs``; a scatter updates its donated input in place unless the caller
+        says it is aliased (``in_place=False``)."""
+        in_place = self.in_place_donor >= 0 if in_place is None else in_place
+        bufs[self.out_slot] = self.compute(*(bufs[s] for s in self.in_slots), in_place=in_place)

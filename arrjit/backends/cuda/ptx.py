@@ -52,13 +52,14 @@ def compile_ptx(kernels: list[Kernel], cc: tuple[int, int], threads: int = 256
     return out
 
 
-def library_ptx(cc: tuple[int, int], dtypes=("float32", "float64", "int64")
+def library_ptx(cc: tuple[int, int], dtypes=("float32", "float64", "int64", "uint8", "bool")
                 ) -> list[KernelPtx]:
     """PTX of the hand-written device kernels of library ops (matmul at the GPU tile size,
-    cumulative, concatenate, searchsorted, row gather) for each dtype."""
+    cumulative, concatenate, searchsorted, row gather, sort, gather, scatter in each mode)
+    for each dtype."""
     from numba import cuda, types
 
-    from . import device_library as lib
+    from . import device_library as lib, indexing, sorting
     from .matmul import tiled_kernel
 
     i64, i8 = types.int64, types.Array(types.int8, 1, "C")
@@ -73,7 +74,16 @@ def library_ptx(cc: tuple[int, int], dtypes=("float32", "float64", "int64")
             "cumprod": (lib._cumulative_kernel(True), (array, array, i64, i64, i64)),
             "concatenate": (lib._place, (array, array, i64, i64, i64)),
             "searchsorted": (lib._searchsorted, (array, array, indices, i64)),
-            "gather": (lib._take_rows, (array, indices, array, i64, i64, i8)),
+            "gather_rows": (lib._take_rows, (array, indices, array, i64, i64, i8)),
+            "sort_load": (sorting._load, (array, array, indices, i64, i64, i64, i64)),
+            "sort_step": (sorting._compare_exchange,
+                          (array, indices, i64, i64, i64, i64, i64)),
+            "sort_values": (sorting._store_values, (array, array, i64, i64, i64, i64)),
+            "sort_order": (sorting._store_order, (indices, indices, i64, i64, i64, i64)),
+            "gather": (indexing._gather, (array, indices, array)),
+            **{f"scatter_{mode}": (indexing._scatter_kernel(mode),
+                                   (array, array, indices, indices, indices))
+               for mode in ("set", "add", "multiply", "min", "max")},
         }
         for kind, (kernel, sig) in kernels.items():
             ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=cc)

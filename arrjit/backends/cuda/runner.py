@@ -102,7 +102,10 @@ class CudaExecutable:
                     bufs[a.slot] = _reshaped(bufs[a.reuse], a.shape)
                 else:
                     bufs[a.slot] = cuda.device_array(a.shape, a.dtype)
-            step(bufs)
+            if isinstance(step, LibraryCall) and step.in_place_donor in aliased:
+                step(bufs, in_place=False)
+            else:
+                step(bufs)
             for sl in mem.release:
                 bufs[sl] = None
         return [bufs[ref] if kind == "slot" else cuda.to_device(np.array(ref))
