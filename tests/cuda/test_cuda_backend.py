@@ -230,6 +230,33 @@ def test_default_device_option_and_new_sizes_reuse_the_kernels():
     assert len(texts) == 1          # the count x.shape[-1] is a run-time parameter too
 
 
+def test_results_export_dlpack_without_a_copy_and_chain_into_calls():
+    from arrjit.backends.cuda.device import device_pointer
+
+    f = cuda_jit(lambda x: anp.sin(x) * 2.0)
+    y = f(np.arange(6.0).reshape(2, 3))
+    put = arrjit.device_put(np.arange(3.0), "cuda")
+    for array in (y, put):      # (the simulator's arrays have no __cuda_array_interface__)
+        assert hasattr(array, "__dlpack__")
+        assert simulated() or hasattr(array, "__cuda_array_interface__")
+    if simulated():             # device arrays are host memory there: a kDLCPU tensor
+        assert y.__dlpack_device__() == (1, 0)
+        exported = np.from_dlpack(y)
+        assert np.shares_memory(exported, y._ary)
+    else:
+        from cuda.core.utils import StridedMemoryView
+
+        assert y.__dlpack_device__()[0] == 2
+        view = StridedMemoryView.from_dlpack(y, stream_ptr=-1)
+        assert view.ptr == device_pointer(y)[0] and view.shape == (2, 3)
+        exported = arrjit.device_get(y)
+    assert_same(exported, np.sin(np.arange(6.0).reshape(2, 3)) * 2.0)
+    with pytest.raises(BufferError, match="device_get"):
+        y.__dlpack__(dl_device=(99, 0))
+    same(f(y), np.sin(np.sin(np.arange(6.0).reshape(2, 3)) * 2.0) * 2.0)
+    same(f(put), np.sin(np.arange(3.0)) * 2.0)
+
+
 def test_donated_device_array_holds_the_result():
     from arrjit.backends.cuda.device import device_pointer, to_device
 

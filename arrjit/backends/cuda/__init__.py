@@ -2,8 +2,9 @@
 (``codegen``), launched by a documented rule (``launch``), on device arrays that stay on the
 device between calls.
 
-Results are numba-cuda device arrays (``__cuda_array_interface__``: CuPy, PyTorch and numba
-take them without a copy); inputs may be NumPy arrays (copied once per call) or any CUDA
+Results are numba-cuda device arrays that also export DLPack (``arrays``;
+``__cuda_array_interface__`` and ``__dlpack__``: CuPy, PyTorch, JAX and numba take them
+without a copy); inputs may be NumPy arrays (copied once per call) or any CUDA
 array. Without a GPU it runs on numba-cuda's simulator when ``NUMBA_ENABLE_CUDASIM=1`` is set
 before numba is imported.
 """
@@ -18,6 +19,7 @@ from ...passes.kernel import Kernel
 from ...plan import Plan
 from ...runtime.compile import CompileStats
 from . import codegen
+from .arrays import result
 from .device import (device_info, has_warp_shuffles, synchronize, to_device, to_host,
                      unavailable_reason)
 from .launch import current_rule
@@ -48,10 +50,10 @@ class CudaBackend:
     def allocate(self, aval: Aval) -> Any:
         from numba import cuda
 
-        return cuda.device_array(aval.shape, aval.dtype)
+        return result(cuda.device_array(aval.shape, aval.dtype))
 
     def to_device(self, x: Any) -> Any:
-        return to_device(x)
+        return result(to_device(x))
 
     def to_host(self, x: Any) -> np.ndarray:
         return to_host(x)

@@ -17,6 +17,7 @@ from numba import cuda
 from ...plan import KernelStep, LoopStep, Plan, aliased_donors
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
+from .arrays import result
 from .codegen import module_source, render_kernel
 from .device import device_pointer, has_warp_shuffles, simulated, to_device, to_host
 from .kernels import KernelLaunch
@@ -108,7 +109,7 @@ class CudaExecutable:
                 step(bufs)
             for sl in mem.release:
                 bufs[sl] = None
-        return [bufs[ref] if kind == "slot" else cuda.to_device(np.array(ref))
+        return [result(bufs[ref] if kind == "slot" else cuda.to_device(np.array(ref)))
                 for kind, ref in plan.outputs]
 
 
