@@ -1,6 +1,8 @@
 """The GPU check: on a machine with a CUDA GPU, the ``cuda`` tests run for real, then the
 memory-bound chains, a sum, softmax and layernorm against CuPy (plain and ``cupy.fuse``) and
-JAX on the GPU (each when importable), in GB/s against the device's measured copy bandwidth.
+JAX on the GPU (each when importable), in GB/s against the device's measured copy bandwidth,
+then the accuracy of the GPU's math (libdevice) against NumPy, as the largest error in ulps
+per function and dtype.
 
     python benchmarks/gpu_check.py            # tests, then the table (exit 1 if tests fail)
     python benchmarks/gpu_check.py --no-tests
@@ -134,6 +136,50 @@ def table() -> list[dict]:
     return rows
 
 
+MATH_UNARY = ["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "cbrt", "sin", "cos",
+              "tan", "tanh", "sinh", "cosh", "arcsin", "arccos", "arctan"]
+MATH_BINARY = ["power", "arctan2", "hypot", "logaddexp"]
+
+
+def _math_inputs(dtype: type, n: int = 1 << 20, seed: int = 0) -> np.ndarray:
+    """Uniform in [-10, 10] and log-uniform magnitudes of both signs over most of the range."""
+    rng = np.random.default_rng(seed)
+    top = 30 if dtype == np.float32 else 300
+    magnitudes = 10.0 ** rng.uniform(-top, top, n // 2)
+    values = np.concatenate([rng.uniform(-10, 10, n // 2),
+                             magnitudes * rng.choice([-1.0, 1.0], n // 2)])
+    return values.astype(dtype)
+
+
+def ulp_error(out: np.ndarray, ref: np.ndarray) -> tuple[float, int]:
+    """(largest |out - ref| in ulps of ``ref`` where both are finite, count of elements whose
+    class differs: NaN against a number, or infinities that differ)."""
+    finite = np.isfinite(out) & np.isfinite(ref)
+    spacing = np.spacing(np.abs(ref[finite]).astype(ref.dtype))
+    err = np.abs(out[finite].astype(np.float64) - ref[finite]) / spacing
+    same_class = (np.isnan(out) & np.isnan(ref)) | (out == ref) | finite
+    return (float(err.max()) if err.size else 0.0), int((~same_class).sum())
+
+
+def accuracy() -> list[dict]:
+    """The GPU's math functions against NumPy's, in ulps (README: CUDA, accuracy)."""
+    rows = []
+    for dtype in (np.float32, np.float64):
+        x, y = _math_inputs(dtype, seed=1), _math_inputs(dtype, seed=2)
+        for name in MATH_UNARY + MATH_BINARY:
+            binary = name in MATH_BINARY
+            f = arrjit.jit((lambda a, b: getattr(anp, name)(a, b)) if binary else
+                           (lambda a, b: getattr(anp, name)(a)), device="cuda")
+            with np.errstate(all="ignore"):
+                ref = getattr(np, name)(x, y) if binary else getattr(np, name)(x)
+                worst, classes = ulp_error(arrjit.device_get(f(x, y)), ref)
+            rows.append({"function": name, "dtype": np.dtype(dtype).name, "max ulp": worst,
+                         "class mismatches": classes})
+            print(f"{name:10s} {np.dtype(dtype).name:8s} max {worst:6.2f} ulp   "
+                  f"{classes} NaN/inf mismatches")
+    return rows
+
+
 def main(argv: list[str]) -> int:
     if not gpu_present():
         print("no CUDA GPU in this process: the GPU check was not run")
@@ -143,6 +189,7 @@ def main(argv: list[str]) -> int:
         if result.returncode != 0:
             return 1
     table()
+    accuracy()
     return 0
 
 

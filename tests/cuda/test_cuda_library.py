@@ -130,3 +130,24 @@ def test_scalar_updates_and_a_donated_scatter_in_place(device_only):
     y = np.arange(4.0)
     assert_same(get(kept(y, np.array([-1]))), np.array([0, 1, 2, 7.0]))
     assert_same(y, np.arange(4.0))
+
+
+def test_through_cupy_where_it_has_a_gpu():
+    """On a GPU with CuPy: matmul on cuBLAS and the sorts on CUB, with the same answers."""
+    from arrjit.backends.cuda.cupy_library import cupy_module
+    from arrjit.backends.cuda.device import simulated
+
+    if simulated():
+        pytest.skip("CuPy needs a GPU: numba-cuda's simulator arrays are host memory")
+    pytest.importorskip("cupy", reason="CuPy is not installed")
+    if cupy_module() is None:
+        pytest.skip("CuPy sees no GPU")
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((64, 48)), rng.standard_normal((48, 32)).astype(np.float32)
+    x = rng.integers(-5, 5, size=(7, 300)).astype(np.float32)
+    x[0, [3, 9]] = np.nan
+    f = cuda_jit(lambda a, b, x: (a @ b, anp.sort(x, axis=1), anp.argsort(x, axis=0)))
+    m, s, o = f(a, b, x)
+    assert_same(get(m), a @ b, rtol=1e-12)
+    assert_same(get(s), np.sort(x, axis=1))
+    assert_same(get(o), np.argsort(x, axis=0, kind="stable"))

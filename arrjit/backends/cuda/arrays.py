@@ -23,7 +23,7 @@ KDL_CPU, KDL_CUDA = 1, 2
 
 
 def _dlpack_methods(base: type, on_gpu: bool) -> type:
-    class DLPackArray(base):  # type: ignore[misc, valid-type]
+    class DLPackArray(base):
         __doc__ = f"A {base.__name__} that exports DLPack (``arrjit.backends.cuda.arrays``)."
 
         def __dlpack__(self, *, stream: int | None = None,

@@ -3,7 +3,9 @@
 Every library op but ``einsum`` runs on the device: matmul (``matmul``: a tiled kernel),
 sort and argsort (``sorting``), gathers and scatters (``indexing``; the row gather ``x[idx]``
 never reads its index back: ``device_library``), cumsum, cumprod, concatenate and
-searchsorted (``device_library``). ``einsum`` runs NumPy's implementation
+searchsorted (``device_library``). Where CuPy is importable and has a GPU,
+floating-point matmul and the sorts go through it instead (``cupy_library``: cuBLAS and
+CUB). ``einsum`` runs NumPy's implementation
 (``core.library``, the table the CPU and the interpreter use) on host copies of the operands
 and the result is copied back: values, dtypes and errors exactly the CPU's, at the price of
 two transfers per call; kernels before and after stay on the device.
@@ -17,7 +19,7 @@ import numpy as np
 from ...core import library
 from ...core.ir import Op
 from ...plan import LibraryStep
-from . import indexing
+from . import cupy_library, indexing
 from .device import to_device, to_host
 from .device_library import concatenate, cumulative, gather_rows, searchsorted, takes_rows
 from .matmul import matmul
@@ -68,6 +70,9 @@ class LibraryCall:
 
     def compute(self, *operands: Any, in_place: bool = False) -> Any:
         node = self.node
+        through_cupy = cupy_library.call(node.op, operands, node.out.dtype, node.param)
+        if through_cupy is not None:
+            return through_cupy
         device_fn = ON_DEVICE.get(node.op)
         if device_fn is not None:
             params = dict(node.param, in_place=True) if in_place else node.param
