@@ -165,6 +165,22 @@ def test_row_kernels_are_one_kernel_each():
         assert_same(arrjit.device_get(f(x)), ref, rtol=2e-6, atol=1e-6)
 
 
+def test_row_kernels_keep_the_row_in_shared_memory_where_it_fits():
+    from arrjit.backends.cuda.codegen import ROW_CACHE_BYTES, render_kernel
+
+    layernorm = cuda_jit(lambda x: (x - x.mean(axis=-1, keepdims=True)) /
+                         anp.sqrt(x.var(axis=-1, keepdims=True) + 1e-5))
+    fits = ROW_CACHE_BYTES // 8
+    for cols in (5, fits, fits + 3):           # the last row is read from global memory
+        x = np.random.default_rng(cols).standard_normal((2, cols))
+        (kernel,) = layernorm.lower(x).kernels
+        source = render_kernel(kernel, 16).source
+        assert f"row_cached = ninner <= {fits}" in source
+        assert source.count("rc0[j] if row_cached else") == 2     # passes 2 and 3 of 3
+        ref = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+        same(layernorm(x), ref, rtol=1e-12, atol=1e-14)
+
+
 def test_library_calls_loops_and_views():
     rng = np.random.default_rng(1)
     a, b = rng.standard_normal((4, 6)), rng.standard_normal((6, 3))

@@ -9,7 +9,8 @@ in C order. A kernel takes one of four forms (``strategy``):
 - ``block``: a row kernel whose innermost reduced loop is read contiguously: one block per
   output row (grid-stride over rows); the block's threads stride along the row, and each pass
   ends with a block reduction in shared memory (``reduce``), so softmax and layernorm are one
-  kernel with the row read once per pass;
+  kernel; inputs that several passes read are kept in shared memory after the first pass
+  when the row fits (``_row_cache``), so the row is read from global memory once;
 - ``serial``: a row kernel read with a stride along its reduced loops (a reduction over
   leading axes): one thread per output row, so neighbouring threads read neighbouring
   elements (coalesced);
@@ -29,7 +30,7 @@ import numpy as np
 
 from ...core.rules import ARG_REDUCTIONS
 from ...passes.kernel import Affine, Compute, Const, Kernel, Load, Reduce
-from ..source import constant_text
+from ..source import constant_text, type_name
 from . import reduce as red
 from .expressions import ERROR_FLAG, checks_negative_power, statement_lines
 
@@ -165,7 +166,7 @@ def render_kernel(kernel: Kernel, block: int, shuffle: bool = True) -> RenderedK
         bodies = [("", writes + reads, _elementwise_body(kernel, params))]
         partials: tuple = ()
     else:
-        layout = _Layout(kernel, params, shuffle)
+        layout = _Layout(kernel, params, shuffle, cache_rows=strategy == "block")
         if strategy == "split":
             partials = tuple(_partials(kernel))
             parts = [p for p, _ in partials]
@@ -211,15 +212,50 @@ def _partials(kernel: Kernel) -> list[tuple[str, np.dtype]]:
     return arrays
 
 
+ROW_CACHE_BYTES = 24 * 1024     # shared memory per block for rows read by several passes
+
+
+def _load_key(stmt) -> tuple | None:
+    """What an input load reads (buffer, access): equal keys read equal elements."""
+    if isinstance(stmt, Load) and not stmt.own_output:
+        return (stmt.buffer, stmt.access)
+    return None
+
+
+def _row_cache(kernel: Kernel) -> dict[tuple, tuple[int, int]]:
+    """Block row kernels: the input loads of the reduced loops that several passes read, each
+    with its shared-memory row (``rc<k>``). The first pass stores each element there, later
+    passes read it back instead of from global memory (each thread touches only its own
+    elements, so no barrier is needed), when the row fits (``row_cached``). Maps each such
+    load to (its row's number, the first pass reading it)."""
+    stages = kernel.stages or (0,) * len(kernel.stmts)
+    n_outer = kernel.n_outer or 0
+    seen: dict[tuple, set[int]] = {}
+    for stmt, stage in zip(kernel.stmts, stages):
+        key = _load_key(stmt)
+        if key is not None and isinstance(stmt, Load) and _depth(stmt.access) > n_outer:
+            seen.setdefault(key, set()).add(stage)
+    shared = [(key, min(passes)) for key, passes in seen.items() if len(passes) > 1]
+    return {key: (k, first) for k, (key, first) in enumerate(shared)}
+
+
+def _row_cache_capacity(kernel: Kernel, cache: dict[tuple, tuple[int, int]]) -> int:
+    """Elements per cached row: ``ROW_CACHE_BYTES`` shared between the cached loads."""
+    per_element = sum(kernel.reads[key[0]].dtype.itemsize for key in cache)
+    return max(1, ROW_CACHE_BYTES // per_element)
+
+
 class _Layout:
     """A row kernel's statements placed as on the CPU: per pass, what runs per element of the
     reduced loops (``inner``); per gap between passes, what runs once per output row
     (``gaps``: statements, accumulator initialisations and stores, in order)."""
 
-    def __init__(self, kernel: Kernel, params: _ParamTable, shuffle: bool):
+    def __init__(self, kernel: Kernel, params: _ParamTable, shuffle: bool,
+                 cache_rows: bool = False):
         assert kernel.n_outer is not None, "a row kernel has outer loops (possibly none)"
         self.kernel = kernel
         self.shuffle = shuffle
+        self.row_cache = _row_cache(kernel) if cache_rows else {}
         n_outer, passes = kernel.n_outer, kernel.passes
         self.outer_dims = list(range(n_outer))
         self.inner_dims = list(range(n_outer, len(kernel.sizes)))
@@ -233,6 +269,15 @@ class _Layout:
         for stmt, stage in zip(kernel.stmts, stages):
             line, d = _statement(stmt, params, depth)
             depth[stmt.name] = d
+            key = _load_key(stmt)
+            if key in self.row_cache:
+                row_number, first_pass = self.row_cache[key]
+                slot = f"rc{row_number}[j]"
+                if stage == first_pass:
+                    line += f"\nif row_cached:\n    {slot} = {stmt.name}"
+                else:
+                    name, read = line.split(" = ", 1)
+                    line = f"{name} = {slot} if row_cached else {read}"
             args = stmt.args if isinstance(stmt, Compute) else ()
             g = max((gap.get(a, 0) for a in args), default=0)
             gap[stmt.name] = g
@@ -283,6 +328,14 @@ class _Layout:
 
     def block_body(self, block: int) -> list[str]:
         per_row: list[str] = []
+        cache: list[str] = []
+        if self.row_cache:
+            capacity = _row_cache_capacity(self.kernel, self.row_cache)
+            per_row.append(f"row_cached = ninner <= {capacity}")
+            dtypes = {c: self.kernel.reads[key[0]].dtype
+                      for key, (c, _) in self.row_cache.items()}
+            cache = [f"rc{c} = cuda.shared.array({capacity}, {type_name(dt)})"
+                     for c, dt in sorted(dtypes.items())]
         for p in range(self.kernel.passes):
             per_row += self._gap(p, guarded=True)
             per_row += ["j = tid", "while j < ninner:", *_indent(self._element(p)),
@@ -290,7 +343,7 @@ class _Layout:
             per_row += red.block_combine_lines(self._of_pass(p), block, self.shuffle)
         per_row += self._gap(self.kernel.passes, guarded=True)
         return ["tid = cuda.threadIdx.x", *red.shared_lines(self.kernel.reductions, block),
-                *self._rows("cuda.blockIdx.x", "cuda.gridDim.x", per_row)]
+                *cache, *self._rows("cuda.blockIdx.x", "cuda.gridDim.x", per_row)]
 
     def part_body(self, block: int) -> list[str]:
         """Split, first kernel: this block's grid-stride share of the one pass, combined in
