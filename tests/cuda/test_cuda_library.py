@@ -18,11 +18,12 @@ cuda_jit = lambda f, **kw: arrjit.jit(f, device="cuda", **kw)   # noqa: E731
 
 @pytest.fixture
 def device_only(monkeypatch):
-    """Fail any library call that would run NumPy on host copies (only einsum does)."""
+    """Fail any library call that would run NumPy on host copies (only a boolean einsum
+    does)."""
     host_call = host_library.call
 
     def call(op, operands, params, dtype):
-        assert op is Op.EINSUM, f"{op} ran on the host"
+        assert op is Op.EINSUM and dtype == np.bool_, f"{op} of {dtype} ran on the host"
         return host_call(op, operands, params, dtype)
 
     monkeypatch.setattr(host_library, "call", call)
@@ -85,6 +86,26 @@ def test_an_out_of_range_gather_raises_numpys_index_error():
             cuda_jit(index)(x, np.array([0, 7]))
 
 
+EINSUMS = {
+    "ij,jk->ik": [(3, 4), (4, 5)], "ij,jk": [(3, 4), (4, 5)], "ii->": [(4, 4)],
+    "ii->i": [(4, 4)], "i,j->ij": [(3,), (5,)], "ij->ji": [(3, 4)], "ij->": [(3, 4)],
+    "ij,jk,kl->il": [(2, 3), (3, 4), (4, 2)], "...ij,...jk->...ik": [(2, 3, 4), (1, 4, 2)],
+    "bij,bjk->bik": [(2, 3, 4), (2, 4, 2)], "i,i": [(0,), (0,)], "...i->...": [(2, 3, 4)],
+}
+
+
+@pytest.mark.parametrize("subscripts", sorted(EINSUMS))
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int16", "bool"])
+def test_einsum_matches_numpy(device_only, subscripts, dtype):
+    rng = np.random.default_rng(4)
+    operands = [(rng.standard_normal(shape) * 3).astype(dtype)
+                for shape in EINSUMS[subscripts]]
+    f = cuda_jit(lambda *ops: anp.einsum(subscripts, *ops))
+    ref = np.einsum(subscripts, *operands)
+    tol = {"rtol": 1e-5 if dtype == "float32" else 1e-12} if dtype.startswith("float") else {}
+    assert_same(get(f(*operands)), ref, **tol)
+
+
 MODES = ["set", "add", "multiply", "min", "max"]
 
 
@@ -132,6 +153,7 @@ def test_scalar_updates_and_a_donated_scatter_in_place(device_only):
     assert_same(y, np.arange(4.0))
 
 
+@pytest.mark.gpu
 def test_through_cupy_where_it_has_a_gpu():
     """On a GPU with CuPy: matmul on cuBLAS and the sorts on CUB, with the same answers."""
     from arrjit.backends.cuda.cupy_library import cupy_module

@@ -1,14 +1,13 @@
 """Library calls on the CUDA backend (matmul, sort, gather/scatter, cumsum...).
 
-Every library op but ``einsum`` runs on the device: matmul (``matmul``: a tiled kernel),
+Every library op runs on the device: matmul (``matmul``: a tiled kernel),
 sort and argsort (``sorting``), gathers and scatters (``indexing``; the row gather ``x[idx]``
 never reads its index back: ``device_library``), cumsum, cumprod, concatenate and
-searchsorted (``device_library``). Where CuPy is importable and has a GPU,
-floating-point matmul and the sorts go through it instead (``cupy_library``: cuBLAS and
-CUB). ``einsum`` runs NumPy's implementation
-(``core.library``, the table the CPU and the interpreter use) on host copies of the operands
-and the result is copied back: values, dtypes and errors exactly the CPU's, at the price of
-two transfers per call; kernels before and after stay on the device.
+searchsorted (``device_library``), einsum (``contraction``). Where CuPy is importable and
+has a GPU, floating-point matmul and the sorts go through it instead (``cupy_library``:
+cuBLAS and CUB). What a device function declines (a boolean einsum, a 0-d sort) runs
+NumPy's implementation (``core.library``, the table the CPU and the interpreter use) on
+host copies of the operands, and the result is copied back.
 """
 from __future__ import annotations
 
@@ -20,6 +19,7 @@ from ...core import library
 from ...core.ir import Op
 from ...plan import LibraryStep
 from . import cupy_library, indexing
+from .contraction import einsum
 from .device import to_device, to_host
 from .device_library import concatenate, cumulative, gather_rows, searchsorted, takes_rows
 from .matmul import matmul
@@ -54,6 +54,7 @@ ON_DEVICE: dict[Op, Callable[..., Any]] = {
     Op.SORT: _sort(indices=False),
     Op.ARGSORT: _sort(indices=True),
     Op.GATHER: _gather,
+    Op.EINSUM: lambda ops, out_dtype, subscripts: einsum(ops, out_dtype, subscripts),
     Op.SCATTER: lambda ops, out_dtype, index, mode, in_place=False: indexing.scatter(
         ops[0], ops[1:-1], ops[-1], index, mode, in_place),
 }

@@ -55,11 +55,11 @@ def compile_ptx(kernels: list[Kernel], cc: tuple[int, int], threads: int = 256
 def library_ptx(cc: tuple[int, int], dtypes=("float32", "float64", "int64", "uint8", "bool")
                 ) -> list[KernelPtx]:
     """PTX of the hand-written device kernels of library ops (matmul at the GPU tile size,
-    cumulative, concatenate, searchsorted, row gather, sort, gather, scatter in each mode)
-    for each dtype."""
+    cumulative, concatenate, searchsorted, row gather, sort, gather, scatter in each mode,
+    einsum) for each dtype."""
     from numba import cuda, types
 
-    from . import device_library as lib, indexing, sorting
+    from . import contraction, device_library as lib, indexing, sorting
     from .matmul import tiled_kernel
 
     i64, i8 = types.int64, types.Array(types.int8, 1, "C")
@@ -81,6 +81,8 @@ def library_ptx(cc: tuple[int, int], dtypes=("float32", "float64", "int64", "uin
             "sort_values": (sorting._store_values, (array, array, i64, i64, i64, i64)),
             "sort_order": (sorting._store_order, (indices, indices, i64, i64, i64, i64)),
             "gather": (indexing._gather, (array, indices, array)),
+            "einsum": (contraction._contract, (array, indices, types.Array(types.int64, 2, "C"),
+                                               indices, i64, array, array)),
             **{f"scatter_{mode}": (indexing._scatter_kernel(mode),
                                    (array, array, indices, indices, indices))
                for mode in ("set", "add", "multiply", "min", "max")},
