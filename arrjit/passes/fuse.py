@@ -397,10 +397,23 @@ class _KernelBuilder:
             self.memo = {k: v for k, v in self.memo.items() if v not in self.inner}
 
     def _row_map(self, var: Var) -> tuple[Affine, ...]:
-        """The index map of a row-level value (the kept shape, possibly with unit dims)."""
-        it = iter(self.outer_identity)
+        """The index map of a row-level value: its shape is the kept shape up to unit
+        dimensions on either side, so each of its dimensions is the next kept loop of its
+        size, skipping kept loops of size 1 (their index is 0), or a unit dimension of its
+        own (index 0)."""
+        kept = self.domain[:self.n_outer or 0]
         zero = Affine(0, (0,) * self.nloops)
-        return tuple(zero if d == 1 else next(it) for d in var.shape)
+        out, k = [], 0
+        for n in var.shape:
+            while k < len(kept) and kept[k] != n and kept[k] == 1:
+                k += 1
+            if k < len(kept) and kept[k] == n:
+                out.append(self.outer_identity[k])
+                k += 1
+            else:
+                assert n == 1, f"a row-level value of shape {var.shape} in rows of {kept}"
+                out.append(zero)
+        return tuple(out)
 
     def _reduction(self, var: Var, k: int) -> Reduce:
         node = self.fuser.producer[var]
