@@ -35,7 +35,8 @@ from .passes.lower import lower
 from .plan import Plan, build_plan
 from .runtime import compile as compiler
 from .runtime.compile import CompileStats
-from .signature import KEY_FLAGS, ArgumentBinding, Default, as_array, leaf_aval, unwrap
+from .signature import (KEY_FLAGS, PYTHON_SCALARS, ArgumentBinding, Default, as_array, leaf_aval,
+                        unwrap)
 
 logger = logging.getLogger("arrjit")
 
@@ -140,7 +141,9 @@ class Jitted(ArgumentBinding):
                                                                 list[int]]:
         names, donated = self._leaf_names(values)
         ctx = TraceContext(self._name)
-        tracers = [ctx.new_input(leaf_aval(x, n), n) for x, n in zip(leaves, names)]
+        tracers = [ctx.new_input(leaf_aval(x, n), n,
+                                 type(x) in PYTHON_SCALARS or isinstance(x, np.generic))
+                   for x, n in zip(leaves, names)]
         it = iter(tracers)
         traced_values = []
         for k, v in enumerate(values):

@@ -23,7 +23,7 @@ from .core.trace import Tracer
 from .core.tree import flatten_with_paths
 
 KEY_FLAGS = 0x1 | 0x100 | 0x400  # C_CONTIGUOUS | ALIGNED | WRITEABLE: what numba types see
-_PYTHON_SCALARS = (bool, int, float)
+PYTHON_SCALARS = (bool, int, float)
 
 
 class _Missing:
@@ -58,7 +58,7 @@ def unwrap(v: Any) -> Any:
 def leaf_key(x: Any) -> Any:
     if type(x) is np.ndarray:
         return (x.dtype, x.shape, x.flags.num & KEY_FLAGS)
-    if type(x) in _PYTHON_SCALARS:
+    if type(x) in PYTHON_SCALARS:
         return type(x)
     if isinstance(x, np.generic):
         return (x.dtype, "scalar")
@@ -73,7 +73,7 @@ def leaf_key(x: Any) -> Any:
 
 
 def leaf_aval(x: Any, name: str) -> Aval:
-    if type(x) in _PYTHON_SCALARS:
+    if type(x) in PYTHON_SCALARS:
         if type(x) is bool:
             return Aval((), np.dtype(bool))
         return Aval((), np.dtype(np.int64 if type(x) is int else np.float64), weak=True)

@@ -144,8 +144,8 @@ def test_lower_shows_graph_and_source_and_compile_runs():
     (lambda x: 1 if x[0] > 0 else 0, errors.TracerBoolConversionError, ["if", "lax.cond"]),
     (lambda x: x if x[0] else x, errors.TracerBoolConversionError, ["anp.where"]),
     (lambda x: [1, 2, 3][x[0]], errors.TracerIntegerConversionError, ["fori_loop"]),
-    (lambda x: range(x[0]), errors.TracerIntegerConversionError, ["static"]),
-    (lambda x: int(x[0]), errors.TracerIntegerConversionError, ["static_argnames"]),
+    (lambda x: range(x[0]), errors.TracerIntegerConversionError, ["fori_loop"]),
+    (lambda x: int(x[0]), errors.TracerIntegerConversionError, ["cannot be static"]),
     (lambda x: float(x[0]), errors.ConcretizationTypeError, ["float()"]),
     (lambda x: np.asarray(x), errors.TracerArrayConversionError, ["arrjit.numpy"]),
     (lambda x: np.sin(x), errors.TracerArrayConversionError, ["arrjit.numpy"]),
@@ -158,9 +158,53 @@ def test_tracer_conversion_errors_name_the_argument_and_the_fix(fn, exc, words):
         arrjit.jit(f)(np.ones(3, np.int64))
     msg = str(info.value)
     assert "'data'" in msg, msg
-    assert "static_argnames=('data',)" in msg, msg
+    # an array cannot be static (it is unhashable): no advice to make it so
+    assert "static_argnames=('data',)" not in msg and "cannot be static" in msg, msg
+    assert "Tracer<" not in msg, msg
     for w in words:
         assert w in msg, (w, msg)
+
+
+@pytest.mark.parametrize("fn", [lambda x, n: x * int(n), lambda x, n: x if n else -x,
+                                lambda x, n: sum(x for _ in range(n))])
+@pytest.mark.parametrize("n", [2, True, np.int64(2)])
+def test_python_and_numpy_scalars_are_advised_to_be_static(fn, n):
+    with pytest.raises((errors.TracerBoolConversionError,
+                        errors.TracerIntegerConversionError)) as info:
+        arrjit.jit(fn)(np.ones(3), n)
+    assert "static_argnames=('n',)" in str(info.value), str(info.value)
+    assert_same(arrjit.jit(fn, static_argnames=("n",))(np.ones(3), n), fn(np.ones(3), n))
+
+
+@pytest.mark.parametrize("make", [lambda n: anp.zeros(n), lambda n: anp.ones((n, 2)),
+                                  lambda n: anp.full([2, n], 1.5)])
+def test_a_traced_size_in_a_shape_names_the_argument_and_static_argnames(make):
+    with pytest.raises(errors.ConcretizationTypeError,
+                       match=r"shape must be known while tracing.*argument 'n'.*"
+                             r"static_argnames=\('n',\)"):
+        arrjit.jit(make)(3)
+    assert arrjit.jit(make, static_argnames=("n",))(3).shape == make(3).shape
+
+
+def test_iterating_over_a_traced_scalar_says_why_and_what_to_do():
+    with pytest.raises(errors.ConcretizationTypeError, match="0-d value has no elements.*"
+                                                             "fori_loop"):
+        arrjit.jit(lambda x: [v for v in x.sum()])(np.ones(3))
+
+
+def test_complex_input_is_not_told_to_drop_its_imaginary_part():
+    with pytest.raises(errors.UnsupportedDtypeError, match="argument 'x'") as info:
+        arrjit.jit(lambda x: x * 2)(np.ones(3, np.complex128))
+    msg = str(info.value)
+    assert "imaginary part" in msg and "astype" not in msg, msg
+
+
+def test_lowered_kernels_print_one_readable_line_each():
+    f = arrjit.jit(lambda x: (anp.exp(x - x.max(axis=1, keepdims=True)), x + 1))
+    text = repr(f.lower(np.ones((3, 4))).kernels)
+    assert text == ("[<Kernel rows (3,) reducing (4,) in 2 passes (reduce_max): reads "
+                    "float64[3,4]; writes float64[3,4]; 4 statements>, <Kernel elementwise "
+                    "over (12,): reads float64[3,4]; writes float64[3,4]; 3 statements>]"), text
 
 
 def test_item_assignment_on_tracer_points_to_at():

@@ -59,9 +59,14 @@ def check_supported(dtype, what: str = "array") -> np.dtype:
     dt = np.dtype(dtype)
     if dt not in _SUPPORTED_SET:
         names = ", ".join(d.name for d in SUPPORTED)
+        if dt.kind == "c":
+            fix = ("arrjit does not compile complex numbers yet: converting would drop the "
+                   "imaginary part, so carry the real and imaginary parts as two float arrays "
+                   "(x.real, x.imag), or run this part outside jit")
+        else:
+            fix = f"convert first, e.g. x.astype(numpy.{'float64' if dt.kind in 'fV' else 'int64'})"
         raise UnsupportedDtypeError(
-            f"unsupported dtype {dt.name} for {what}: arrjit compiles {names}. "
-            f"Convert first, e.g. x.astype(numpy.float32)."
+            f"unsupported dtype {dt.name} for {what}: arrjit compiles {names}; {fix}."
         )
     return dt
 

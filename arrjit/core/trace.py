@@ -32,14 +32,19 @@ class TraceContext:
         self._entered = 0         # open ``tracing`` blocks of this trace
         self._next_id: int = 0 if parent is None else parent._next_id + 1_000_000
         self._constants: dict[int, tuple[Any, Var]] = {}
+        self.python_scalars: set[str] = set()    # arguments passed as Python numbers
 
     def new_var(self, aval: Aval) -> Var:
         self._next_id += 1
         return Var(self._next_id, aval)
 
-    def new_input(self, aval: Aval, source: str) -> "Tracer":
+    def new_input(self, aval: Aval, source: str, python_scalar: bool = False) -> "Tracer":
+        """A traced argument; ``python_scalar``: passed as a Python number (error messages
+        may then advise making it static, which arrays cannot be)."""
         var = self.new_var(aval)
         self.inputs.append(var)
+        if python_scalar:
+            self.python_scalars.add(source)
         return Tracer(self, var, frozenset({source}))
 
     def add_node(self, op: Op, inputs: tuple[Var, ...], aval: Aval, **params: Any) -> Var:
@@ -113,7 +118,8 @@ class tracing:
             self.ctx.active = False
 
 
-def _describe(tracer: "Tracer") -> str:
+def describe(tracer: "Tracer") -> str:
+    """The tracer for an error message, with the arguments it was computed from."""
     names = sorted(tracer.sources)
     if not names:
         return f"a traced value {tracer.aval}"
@@ -122,7 +128,14 @@ def _describe(tracer: "Tracer") -> str:
     return f"the traced value {tracer.aval} computed from argument{plural} {args}"
 
 
-def _static_hint(tracer: "Tracer") -> str:
+def _from_python_scalars(tracer: "Tracer") -> bool:
+    """Whether every argument ``tracer`` comes from was a Python number: those may be
+    static; arrays may not (they are unhashable)."""
+    return bool(tracer.sources) and tracer.sources <= tracer.ctx.python_scalars
+
+
+def static_hint(tracer: "Tracer") -> str:
+    """``jit(f, static_argnames=(...))`` naming ``tracer``'s arguments, or '' when unknown."""
     names = sorted({n.split("[")[0].split(".")[0] for n in tracer.sources})
     if not names:
         return ""
@@ -131,12 +144,17 @@ def _static_hint(tracer: "Tracer") -> str:
 
 
 def conversion_error(tracer: "Tracer", cls: type, what: str, alternatives: str) -> Exception:
-    hint = _static_hint(tracer)
-    static = (f"If the value is a configuration flag or size, mark it static: {hint}. "
-              if hint else "If the value should be a Python constant, mark its argument static "
-              "with jit(f, static_argnames=(...)). ")
+    hint = static_hint(tracer)
+    if hint and _from_python_scalars(tracer):
+        static = f"If the value is a configuration flag or size, mark it static: {hint}. "
+    elif hint:
+        static = ("An array argument cannot be static (arrays are unhashable): keep the "
+                  "computation in arrays. ")
+    else:
+        static = ("If the value should be a Python constant, mark its argument static with "
+                  "jit(f, static_argnames=(...)). ")
     return cls(
-        f"{what} of {_describe(tracer)}. Inside jit, array arguments are abstract: only their "
+        f"{what} of {describe(tracer)}. Inside jit, array arguments are abstract: only their "
         f"shape and dtype are known while tracing, never their values. {static}{alternatives}"
     )
 
@@ -186,7 +204,11 @@ class Tracer:
 
     def __iter__(self):
         if not self.shape:
-            raise TypeError(f"iteration over a 0-d traced value {self.aval}")
+            raise conversion_error(
+                self, errors.ConcretizationTypeError, "iteration (a shape, unpacking, a for "
+                "loop) needs the value, and a 0-d value has no elements",
+                "Shapes must be static: take them from an array's .shape or a static "
+                "argument; for a loop with a traced trip count use lax.fori_loop.")
         return (self[i] for i in range(self.shape[0]))
 
     def __hash__(self):

@@ -35,9 +35,22 @@ def _is_traced(*xs: _Any) -> bool:
 
 
 def _shape_tuple(shape) -> tuple[int, ...]:
+    for d in (shape,) + (tuple(shape) if isinstance(shape, (tuple, list)) else ()):
+        if isinstance(d, _Tracer):
+            raise _p.errors.ConcretizationTypeError(_traced_shape_message(d))
     if isinstance(shape, (int, _np.integer)):
         return (operator.index(shape),)
     return tuple(operator.index(d) for d in shape)
+
+
+def _traced_shape_message(value: _Tracer) -> str:
+    from ..core.trace import describe, static_hint
+
+    hint = static_hint(value)
+    fix = (f"mark that argument static: {hint}" if hint else
+           "mark its argument static with jit(f, static_argnames=(...))")
+    return (f"an array shape must be known while tracing, but it is {describe(value)}: "
+            f"{fix}, or take the size from an array's .shape, which is static inside jit")
 
 
 def _normalize_axis(axis: int, ndim: int, argname: str = "axis") -> int:

@@ -121,6 +121,20 @@ class Kernel:
     def elements(self) -> int:
         return int(np.prod(self.sizes, dtype=np.int64))
 
+    def __repr__(self) -> str:
+        """One line: the loops, what the kernel reads and writes, how it reduces (the full
+        statements are in ``lower(...).as_text()``)."""
+        if self.n_outer is None:
+            form = f"elementwise over {self.sizes}"
+        else:
+            form = (f"rows {self.sizes[:self.n_outer]} reducing {self.sizes[self.n_outer:]} "
+                    f"in {self.passes} pass{'es' if self.passes > 1 else ''} "
+                    f"({', '.join(r.op.value for r in self.reductions)})")
+        reads = ", ".join(str(v.aval) for v in self.reads) or "nothing"
+        writes = ", ".join(str(v.aval) for v in self.writes)
+        return (f"<Kernel {form}: reads {reads}; writes {writes}; "
+                f"{len(self.stmts)} statements>")
+
 
 
 
