@@ -56,6 +56,19 @@ CASES = {
     "concatenate": lambda ns, x, y: (ns.concatenate([y, y * 2], axis=0),
                                      ns.concatenate([y, y], axis=None),
                                      ns.concatenate([x, x], axis=-1)),
+    "concat": lambda ns, x, y: (ns.concat([y, y * 2], axis=0), ns.concat([x, x], axis=-1),
+                                ns.concat([y, y], axis=None)),
+    "unstack": lambda ns, x, y: ns.unstack(y, axis=1) + ns.unstack(x),
+    "matrix_transpose": lambda ns, x, y: ns.matrix_transpose(x),
+    "vecdot": lambda ns, x, y: (ns.vecdot(x, y), ns.vecdot(y, y, axis=0)),
+    "cumulative_sum": lambda ns, x, y: (ns.cumulative_sum(x, axis=0),
+                                        ns.cumulative_sum(y, axis=1, include_initial=True),
+                                        ns.cumulative_sum(y[0])),
+    "cumulative_prod": lambda ns, x, y: ns.cumulative_prod(y, axis=-1, include_initial=True),
+    "reciprocal": lambda ns, x, y: ns.reciprocal(ns.where(x == 0, 1, x)),
+    "diff": lambda ns, x, y: (ns.diff(x), ns.diff(y, n=2, axis=0),
+                              ns.diff(y, prepend=0, append=y[:, :1])),
+    "isin": lambda ns, x, y: (ns.isin(x, y[0]), ns.isin(y, [1, 2], invert=True)),
     "stack": lambda ns, x, y: (ns.stack([y, y + 1]), ns.stack([y, y], axis=-1)),
     "hstack": lambda ns, x, y: ns.hstack([y, y[:, :1]]),
     "vstack": lambda ns, x, y: ns.vstack([y, y[0]]),
@@ -174,7 +187,9 @@ def _at_cases(ns, y):
 
 
 # functions covered elsewhere or that are not array functions
-NOT_IN_TABLE = {"dtype", "ndarray", "install_array_methods", "unique"} | {
+NOT_IN_TABLE = {"dtype", "ndarray", "install_array_methods", "unique", "nonzero", "unique_all",
+                "unique_counts", "unique_inverse", "unique_values", "result_type", "can_cast",
+                "isdtype", "finfo", "iinfo"} | {
     op.value for op in UFUNC_OPS} | {
     "divide", "mod", "abs", "bitwise_not", "bitwise_invert", "bitwise_left_shift",
     "bitwise_right_shift", "pow", "asin", "acos", "atan", "atan2"}

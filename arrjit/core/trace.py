@@ -292,6 +292,7 @@ def install_array_methods(namespace) -> None:
     Tracer.__abs__ = lambda a: ns.absolute(a)
     Tracer.__invert__ = lambda a: ns.invert(a)
     Tracer.__getitem__ = lambda a, index: ns._getitem(a, index)
+    Tracer.__array_namespace__ = lambda a, *, api_version=None: ns
     Tracer.T = property(lambda a: ns.transpose(a))
     Tracer.mT = property(lambda a: ns.swapaxes(a, -1, -2))
     Tracer.reshape = lambda a, *shape, order="C": ns.reshape(

@@ -3,7 +3,9 @@
 Inside ``arrjit.jit`` the functions record primitives on traced arrays; outside they run
 eagerly and return what NumPy returns (``numpy.ndarray`` results). The functions live in
 topic modules (``base``: creation, elementwise, manipulation; ``reductions``, ``linalg``,
-``shapes``, ``indexing``, ``misc``); this package re-exports them.
+``shapes``, ``indexing``, ``misc``, ``arrayapi``: the array API standard's spellings); this
+package re-exports them. Traced arrays have ``__array_namespace__`` (this namespace), so
+code written against ``array_api_compat.array_namespace(x)`` runs under jit.
 
 >>> import arrjit, arrjit.numpy as anp
 >>> f = arrjit.jit(lambda x: anp.sqrt(x) * 2 + 1)
@@ -25,5 +27,13 @@ from .shapes import (  # noqa: F401
     argsort, atleast_1d, atleast_2d, concatenate, diag, diagonal, eye, flip, fliplr, flipud,
     hstack, identity, meshgrid, pad, repeat, roll, searchsorted, sort, split, stack, take,
     take_along_axis, tile, tri, tril, triu, vstack)
+
+from numpy import bool  # noqa: F401,A004  (the standard's name for the boolean dtype)
+from .arrayapi import (  # noqa: F401
+    __array_namespace_info__, can_cast, concat, cumulative_prod, cumulative_sum, diff, finfo,
+    iinfo, isdtype, isin, matrix_transpose, nonzero, reciprocal, result_type, unique_all,
+    unique_counts, unique_inverse, unique_values, unstack, vecdot)
+
+__array_api_version__ = "2024.12"
 
 _install_array_methods(__import__(__name__, fromlist=["_"]))

@@ -1,0 +1,92 @@
+"""arrjit.numpy as an array API namespace: traced arrays name it through
+``__array_namespace__`` (so ``array_api_compat.array_namespace`` accepts them), generic code
+written against the standard runs under jit unchanged and agrees with array-api-strict (a
+second oracle, stricter than NumPy), and the standard's helpers and inspection API answer."""
+import array_api_compat
+import array_api_strict as xps
+import numpy as np
+import pytest
+
+import arrjit
+import arrjit.numpy as anp
+from arrjit import errors
+
+from helpers import assert_same
+
+
+def standardize_and_score(x, w):
+    """Array-API-generic code, as scipy and array-api-extra write it."""
+    xp = array_api_compat.array_namespace(x, w)
+    centred = x - xp.mean(x, axis=0, keepdims=True)
+    scaled = centred / (xp.std(x, axis=0, keepdims=True) + 1e-8)
+    logits = xp.matmul(scaled, w)
+    shifted = logits - xp.max(logits, axis=-1, keepdims=True)
+    probabilities = xp.exp(shifted) / xp.sum(xp.exp(shifted), axis=-1, keepdims=True)
+    top = xp.argmax(probabilities, axis=-1)
+    return probabilities, top, xp.concat([xp.min(x, axis=0), xp.max(x, axis=0)])
+
+
+def test_generic_array_api_code_runs_under_jit_and_agrees_with_array_api_strict():
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((8, 5)), rng.standard_normal((5, 3))
+    outs = arrjit.jit(standardize_and_score)(x, w)
+    refs = standardize_and_score(xps.asarray(x), xps.asarray(w))
+    for out, ref in zip(outs, refs):
+        assert_same(out, np.asarray(ref), rtol=1e-12)
+
+
+def test_a_tracer_names_arrjit_numpy_as_its_namespace():
+    seen = []
+
+    def f(x):
+        seen.append(array_api_compat.array_namespace(x))
+        return x.__array_namespace__(api_version="2024.12").sum(x)
+
+    assert arrjit.jit(f)(np.ones(3)) == 3.0
+    assert seen == [anp]
+    assert anp.__array_api_version__ == "2024.12"
+
+
+def test_dtype_helpers_take_traced_arrays_as_numpy_takes_arrays():
+    def f(x, s):
+        assert anp.result_type(x, 1.0) == np.float32          # a Python float is weak
+        assert anp.result_type(x, s) == np.float64              # s: an int64 array
+        assert anp.can_cast(x, np.float64) and not anp.can_cast(s, np.int8)
+        assert anp.isdtype(x.dtype, "real floating") and anp.isdtype(s.dtype, "integral")
+        assert anp.finfo(x).eps == np.finfo(np.float32).eps
+        assert anp.iinfo(s).max == np.iinfo(np.int64).max
+        return x * 2
+
+    assert_same(arrjit.jit(f)(np.ones(2, np.float32), np.arange(2)),
+                np.full(2, 2.0, np.float32))
+
+
+@pytest.mark.parametrize("name", ["nonzero", "unique_all", "unique_counts", "unique_inverse",
+                                  "unique_values"])
+def test_value_dependent_shapes_are_eager_only_with_a_clear_error(name):
+    x = np.array([3, 1, 3, 0])
+    eager, ref = getattr(anp, name)(x), getattr(np, name)(x)
+    for a, b in zip(eager if isinstance(eager, tuple) else (eager,),
+                    ref if isinstance(ref, tuple) else (ref,)):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(errors.ConcretizationTypeError, match=f"anp.{name}.*outside jit"):
+        arrjit.jit(getattr(anp, name))(x)
+
+
+def test_the_inspection_api():
+    info = anp.__array_namespace_info__()
+    assert info.capabilities()["data-dependent shapes"] is False
+    assert info.default_device() == "cpu" and "cpu" in info.devices()
+    assert info.default_dtypes()["real floating"] == np.float64
+    assert set(info.dtypes(kind="unsigned integer")) == {"uint8", "uint16", "uint32", "uint64"}
+    assert "float32" in info.dtypes(kind=("real floating", "bool"))
+    assert anp.bool is np.bool_
+
+
+def test_array_api_function_errors_name_the_problem():
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        arrjit.jit(anp.matrix_transpose)(np.ones(3))
+    with pytest.raises(ValueError, match="axis may be None only for a 1-d array"):
+        arrjit.jit(anp.cumulative_sum)(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="differ in length"):
+        arrjit.jit(anp.vecdot)(np.ones((2, 3)), np.ones((2, 4)))
