@@ -90,3 +90,18 @@ def test_array_api_function_errors_name_the_problem():
         arrjit.jit(anp.cumulative_sum)(np.ones((2, 2)))
     with pytest.raises(ValueError, match="differ in length"):
         arrjit.jit(anp.vecdot)(np.ones((2, 3)), np.ones((2, 4)))
+
+
+def test_sign_bits_truncation_and_neighbours_follow_numpy_on_special_values():
+    x = np.array([-0.0, 0.0, -0.5, 2.7, -2.7, np.inf, -np.inf, np.nan, -np.nan, 5e-324])
+    y = np.array([1.0, -0.0, -1.0, 3.0, np.nan, 0.0, 1.0, 2.0, 0.0, -1.0])
+    f = arrjit.jit(lambda x, y: (anp.signbit(x), anp.trunc(x), anp.copysign(y, x),
+                                 anp.nextafter(x, y), anp.sign(x), anp.asinh(x), anp.acosh(x),
+                                 anp.atanh(x / 4), anp.signbit(np.arange(-2, 2))))
+    with np.errstate(all="ignore"):
+        refs = (np.signbit(x), np.trunc(x), np.copysign(y, x), np.nextafter(x, y), np.sign(x),
+                np.arcsinh(x), np.arccosh(x), np.arctanh(x / 4), np.signbit(np.arange(-2, 2)))
+        for out, ref in zip(f(x, y), refs):
+            assert_same(out, ref, rtol=1e-15)
+            if ref.dtype.kind == "f":
+                np.testing.assert_array_equal(np.signbit(out), np.signbit(ref))

@@ -192,7 +192,7 @@ NOT_IN_TABLE = {"dtype", "ndarray", "install_array_methods", "unique", "nonzero"
                 "isdtype", "finfo", "iinfo"} | {
     op.value for op in UFUNC_OPS} | {
     "divide", "mod", "abs", "bitwise_not", "bitwise_invert", "bitwise_left_shift",
-    "bitwise_right_shift", "pow", "asin", "acos", "atan", "atan2"}
+    "bitwise_right_shift", "pow", "asin", "acos", "atan", "atan2", "asinh", "acosh", "atanh"}
 
 
 def public_functions():

@@ -52,6 +52,13 @@ class Op(enum.Enum):
     ARCSIN = "arcsin"
     ARCCOS = "arccos"
     ARCTAN = "arctan"
+    ARCSINH = "arcsinh"
+    ARCCOSH = "arccosh"
+    ARCTANH = "arctanh"
+    TRUNC = "trunc"
+    SIGNBIT = "signbit"
+    COPYSIGN = "copysign"
+    NEXTAFTER = "nextafter"
     FLOOR = "floor"
     CEIL = "ceil"
     RINT = "rint"
@@ -122,12 +129,13 @@ class Op(enum.Enum):
 
 UNARY = frozenset({
     Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.LOG, Op.LOG1P, Op.LOG2, Op.LOG10, Op.EXPM1, Op.SQRT, Op.CBRT, Op.SQUARE, Op.SIN,
-    Op.COS, Op.TAN, Op.TANH, Op.SINH, Op.COSH, Op.ARCSIN, Op.ARCCOS, Op.ARCTAN, Op.FLOOR,
+    Op.COS, Op.TAN, Op.TANH, Op.SINH, Op.COSH, Op.ARCSIN, Op.ARCCOS, Op.ARCTAN, Op.ARCSINH,
+    Op.ARCCOSH, Op.ARCTANH, Op.TRUNC, Op.SIGNBIT, Op.FLOOR,
     Op.CEIL, Op.RINT, Op.LOGICAL_NOT, Op.INVERT, Op.ISNAN, Op.ISINF, Op.ISFINITE,
 })
 BINARY = frozenset({
     Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW, Op.MAXIMUM, Op.MINIMUM,
-    Op.ARCTAN2, Op.HYPOT, Op.LOGADDEXP, Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.LOGICAL_AND, Op.LOGICAL_OR,
+    Op.ARCTAN2, Op.HYPOT, Op.LOGADDEXP, Op.COPYSIGN, Op.NEXTAFTER, Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.LOGICAL_AND, Op.LOGICAL_OR,
     Op.LOGICAL_XOR, Op.BITWISE_AND, Op.BITWISE_OR, Op.BITWISE_XOR, Op.LEFT_SHIFT,
     Op.RIGHT_SHIFT,
 })

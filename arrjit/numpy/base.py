@@ -216,6 +216,17 @@ bitwise_left_shift = left_shift  # noqa: F821
 bitwise_right_shift = right_shift  # noqa: F821
 pow = power  # noqa: F821,A001
 asin, acos, atan, atan2 = arcsin, arccos, arctan, arctan2  # noqa: F821
+asinh, acosh, atanh = arcsinh, arccosh, arctanh  # noqa: F821
+_float_signbit = signbit  # noqa: F821
+
+
+def signbit(x):
+    """``numpy.signbit``: the sign bit of floats (``-0.0`` and negative NaNs included); for
+    integers ``x < 0`` (NumPy answers those through a float16 loop, which arrjit does not
+    compile, with the same result)."""
+    if isinstance(x, _Tracer) and x.dtype.kind in "iub":
+        return less(x, 0) if x.dtype.kind == "i" else zeros(x.shape, _np.bool_)  # noqa: F821
+    return _float_signbit(x)
 
 
 def positive(x):

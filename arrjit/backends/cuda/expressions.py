@@ -30,7 +30,7 @@ def _math(name: str, integer: Expr | None = None, float32: str | None = None) ->
 
 
 def _rounding(kind: str) -> Expr:
-    """floor/ceil/rint of floats below 2**52 (2**23 for float32; larger values are integers
+    """floor/ceil/trunc/rint of floats below 2**52 (2**23 for float32; larger values are integers
     already, and inf/NaN pass through), keeping the sign of zero as NumPy does:
     floor/ceil through ``_m.floor`` (an integer on a GPU), rint by adding and removing
     2**52 (round half to even in the default rounding mode)."""
@@ -43,6 +43,8 @@ def _rounding(kind: str) -> Expr:
             value = f"_m.floor({a})"
         elif kind == "ceil":
             value = f"(-_m.floor(-{a}))"
+        elif kind == "trunc":
+            value = f"_m.floor(abs({a}))"
         else:
             value = f"((abs({a}) + {big}) - {big})"
         return f"({a} if not abs({a}) < {big} else _m.copysign({value}, {a}))"
@@ -72,6 +74,14 @@ EXPRESSIONS: dict[Op, Expr] = {
     Op.ARCSIN: _math("asin"),
     Op.ARCCOS: _math("acos"),
     Op.ARCTAN: _math("atan"),
+    Op.ARCSINH: _math("asinh"),
+    Op.ARCCOSH: _math("acosh"),
+    Op.ARCTANH: _math("atanh"),
+    Op.TRUNC: _rounding("trunc"),
+    # the sign bit of floats (of -0.0 and of a negative NaN too); fusion casts other operands
+    Op.SIGNBIT: lambda a, d: f"(_m.copysign(1.0, {a[0]}) < 0.0)",
+    Op.COPYSIGN: _math("copysign"),
+    Op.NEXTAFTER: _math("nextafter", float32="nextafterf"),
     Op.FLOOR: _rounding("floor"),
     Op.CEIL: _rounding("ceil"),
     Op.RINT: _rounding("rint"),

@@ -12,4 +12,6 @@ sqrt, sin, cos, tan, tanh, sinh, cosh = math.sqrt, math.sin, math.cos, math.tan,
 asin, acos, atan, atan2, hypot, pow = math.asin, math.acos, math.atan, math.atan2, math.hypot, \
     math.pow
 floor, copysign = math.floor, math.copysign
+asinh, acosh, atanh = math.asinh, math.acosh, math.atanh
+nextafter, nextafterf = libdevice.nextafter, libdevice.nextafterf
 cbrt, cbrtf = libdevice.cbrt, libdevice.cbrtf

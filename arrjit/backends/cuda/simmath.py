@@ -10,4 +10,6 @@ sqrt, sin, cos, tan, tanh, sinh, cosh = np.sqrt, np.sin, np.cos, np.tan, np.tanh
 asin, acos, atan, atan2, hypot, pow = np.arcsin, np.arccos, np.arctan, np.arctan2, np.hypot, \
     np.power
 floor, copysign = np.floor, np.copysign
+asinh, acosh, atanh = np.arcsinh, np.arccosh, np.arctanh
+nextafter = nextafterf = np.nextafter
 cbrt = cbrtf = np.cbrt
