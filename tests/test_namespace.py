@@ -24,8 +24,9 @@ CASES = {
                                                                   keepdims=True)),
     "prod": lambda ns, x, y: (ns.prod(x, axis=-1), ns.prod(x, axis=0, keepdims=True)),
     "mean": lambda ns, x, y: (ns.mean(x), ns.mean(x, axis=1), ns.mean(x, 0, keepdims=True)),
-    "var": lambda ns, x, y: (ns.var(x), ns.var(x, axis=0, ddof=1), ns.var(x, -1, keepdims=True)),
-    "std": lambda ns, x, y: (ns.std(x), ns.std(x, axis=1, ddof=1)),
+    "var": lambda ns, x, y: (ns.var(x), ns.var(x, axis=0, ddof=1), ns.var(x, -1, keepdims=True),
+                             ns.var(x, axis=1, correction=1)),
+    "std": lambda ns, x, y: (ns.std(x), ns.std(x, axis=1, ddof=1), ns.std(x, correction=2)),
     "max": lambda ns, x, y: (ns.max(x), ns.max(x, axis=0), ns.max(x, -1, keepdims=True)),
     "min": lambda ns, x, y: (ns.min(x), ns.min(x, axis=(0, 1))),
     "amax": lambda ns, x, y: ns.amax(x, axis=-1),
@@ -114,7 +115,7 @@ CASES = {
     "nan_to_num": lambda ns, x, y: ns.nan_to_num(ns.where(y > 1, np.inf, ns.where(
         y < 0, np.nan, y))),
     "where": lambda ns, x, y: ns.where(y > 0, y, -y),
-    "clip": lambda ns, x, y: ns.clip(y, 0, 1),
+    "clip": lambda ns, x, y: (ns.clip(y, 0, 1), ns.clip(y, min=2), ns.clip(x, max=1), ns.clip(y)),
     "round": lambda ns, x, y: ns.round(y, 1),
     "around": lambda ns, x, y: ns.around(y),
     "astype": lambda ns, x, y: ns.asarray(y).astype(np.int32) if ns is np else ns.astype(

@@ -96,11 +96,16 @@ def _contains_tracer(obj) -> bool:
     return False
 
 
-def asarray(a, dtype=None):
-    """``numpy.asarray``: no copy when ``a`` already is an array of that dtype."""
+def asarray(a, dtype=None, *, copy=None, device=None):
+    """``numpy.asarray``: no copy when ``a`` already is an array of that dtype; ``copy=False``
+    refuses a conversion that must copy, as NumPy does. A traced array is immutable, so a
+    copy of it is itself. ``device`` (the array API's) is accepted for the current one."""
     if isinstance(a, _Tracer):
+        if copy is False and dtype is not None and _np.dtype(dtype) != a.dtype:
+            raise ValueError(f"Unable to avoid copy while creating an array as requested: "
+                             f"{a.aval} cast to {_np.dtype(dtype).name}")
         return a if dtype is None else astype(a, dtype)
-    return array(a, dtype=dtype, copy=None)
+    return array(a, dtype=dtype, copy=copy)
 
 
 def _filled(shape, fill_value, dtype) -> _Any:
@@ -266,15 +271,26 @@ def where(condition, x=None, y=None):
     return _p.bind_select(condition, x, y)
 
 
-def astype(x, dtype):
-    """``x.astype(dtype)``."""
+def astype(x, dtype, /, *, copy=True, device=None):
+    """``x.astype(dtype)`` (the array API's function form; ``copy`` changes nothing for a
+    traced array, which is immutable)."""
+    if not isinstance(x, _Tracer):
+        return _np.asarray(x).astype(dtype, copy=copy)
     return _p.bind_cast(x, dtype)
 
 
-def clip(a, a_min=None, a_max=None):
-    """``numpy.clip``: ``minimum(maximum(a, a_min), a_max)``, NaN propagating."""
+def clip(a, a_min=None, a_max=None, *, min=None, max=None):
+    """``numpy.clip``: ``minimum(maximum(a, a_min), a_max)``, NaN propagating; the bounds
+    also as the array API's ``min=``/``max=``; with neither, ``a`` itself."""
+    for name, positional, keyword in (("min", a_min, min), ("max", a_max, max)):
+        if positional is not None and keyword is not None:
+            raise ValueError(f"Passing more than one of `a_{name}` and `{name}` is not allowed")
+    a_min = a_min if a_min is not None else min
+    a_max = a_max if a_max is not None else max
+    if not isinstance(a, _Tracer):
+        return _np.clip(a, a_min, a_max)
     if a_min is None and a_max is None:
-        raise ValueError("One of max or min must be given")
+        return positive(a)          # NumPy's clip without bounds (which refuses booleans)
     out = a
     if a_min is not None:
         out = maximum(out, a_min)  # noqa: F821

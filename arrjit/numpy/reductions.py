@@ -121,8 +121,19 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False):
     return anp.true_divide(total, _count(a, axes)).astype(acc)
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    """``numpy.var``: mean of squared deviations, divided by ``n - ddof``."""
+def _ddof(ddof, correction):
+    """NumPy's ``correction`` (the array API's name) stands for ``ddof``."""
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    return correction
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+    """``numpy.var``: mean of squared deviations, divided by ``n - ddof`` (``correction``:
+    the array API's ``ddof``)."""
+    ddof = _ddof(ddof, correction)
     if not isinstance(a, Tracer):
         return np.var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
     axes = _axes(axis, a.ndim)
@@ -135,8 +146,9 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     return anp.true_divide(total, builtins.max(n - ddof, 0)).astype(acc)
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
     """``numpy.std``: the square root of ``var``."""
+    ddof = _ddof(ddof, correction)
     if not isinstance(a, Tracer):
         return np.std(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
     return anp.sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))

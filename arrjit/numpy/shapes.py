@@ -292,8 +292,12 @@ def meshgrid(*xi, indexing="xy"):
     return out
 
 
-def sort(a, axis=-1, kind=None, stable=None):
-    """``numpy.sort`` along ``axis`` (flattened when None)."""
+def sort(a, axis=-1, kind=None, stable=None, *, descending=False):
+    """``numpy.sort`` along ``axis`` (flattened when None); ``descending`` (the array API's)
+    reverses the order, NaN first, as array-api-strict does."""
+    if descending:
+        return flip(sort(a, axis=axis, kind=kind, stable=stable), axis=-1 if axis is None
+                    else axis)
     if not _traced(a):
         return np.sort(a, axis=axis, kind=kind, stable=stable)
     if axis is None:
@@ -301,8 +305,16 @@ def sort(a, axis=-1, kind=None, stable=None):
     return p.bind_library(Op.SORT, (a,), a.aval, None, axis=axis % max(a.ndim, 1))
 
 
-def argsort(a, axis=-1, kind=None, stable=None):
-    """``numpy.argsort`` along ``axis`` (same tie order as NumPy: it runs NumPy's sort)."""
+def argsort(a, axis=-1, kind=None, stable=None, *, descending=False):
+    """``numpy.argsort`` along ``axis`` (same tie order as NumPy: it runs NumPy's sort);
+    ``descending`` (the array API's): largest first, NaN first, equal values in their
+    original order (a stable ascending sort of the reversed line, reversed back)."""
+    if descending:
+        line = a if axis is not None else (anp.ravel(a) if _traced(a) else np.ravel(a))
+        axis = 0 if axis is None else axis
+        n = line.shape[axis]
+        order = flip(argsort(flip(line, axis=axis), axis=axis, stable=True), axis=axis)
+        return (n - 1) - order
     if not _traced(a):
         return np.argsort(a, axis=axis, kind=kind, stable=stable)
     if axis is None:
