@@ -73,6 +73,12 @@ def test_value_dependent_shapes_are_eager_only_with_a_clear_error(name):
         arrjit.jit(getattr(anp, name))(x)
 
 
+def test_every_function_of_the_standard_is_in_the_namespace():
+    standard = [n for n in dir(xps) if not n.startswith("_") and callable(getattr(xps, n))
+                and not isinstance(getattr(xps, n), type) and "array_api_strict" not in n]
+    assert [n for n in standard if not hasattr(anp, n)] == []
+
+
 def test_the_inspection_api():
     info = anp.__array_namespace_info__()
     assert info.capabilities()["data-dependent shapes"] is False

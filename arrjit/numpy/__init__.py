@@ -31,7 +31,7 @@ from .shapes import (  # noqa: F401
 from numpy import bool  # noqa: F401,A004  (the standard's name for the boolean dtype)
 from .arrayapi import (  # noqa: F401
     __array_namespace_info__, can_cast, concat, cumulative_prod, cumulative_sum, diff, finfo,
-    iinfo, isdtype, isin, matrix_transpose, nonzero, reciprocal, result_type, unique_all,
+    from_dlpack, iinfo, isdtype, isin, matrix_transpose, nonzero, reciprocal, result_type, unique_all,
     unique_counts, unique_inverse, unique_values, unstack, vecdot)
 
 __array_api_version__ = "2024.12"

@@ -1,8 +1,8 @@
 """The array API standard's own spellings and helpers in ``arrjit.numpy``, built on the
 namespace's NumPy-style functions: ``concat``, ``unstack``, ``matrix_transpose``, ``vecdot``,
-``cumulative_sum``/``cumulative_prod``, ``reciprocal``, ``diff``, ``isin``; the dtype
-helpers (``result_type``, ``can_cast``, ``isdtype``, ``finfo``, ``iinfo``), which take traced
-arrays as NumPy takes arrays; ``nonzero`` and ``unique_*`` outside jit only (their shapes
+``cumulative_sum``/``cumulative_prod``, ``reciprocal``, ``diff``, ``isin``, ``from_dlpack``;
+the dtype helpers (``result_type``, ``can_cast``, ``isdtype``, ``finfo``, ``iinfo``), which
+take traced arrays as NumPy takes arrays; ``nonzero`` and ``unique_*`` outside jit only (their shapes
 depend on the values); and ``__array_namespace_info__``.
 
 >>> import arrjit, arrjit.numpy as anp, numpy as np
@@ -155,6 +155,15 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
     tests = anp.ravel(anp.asarray(test_elements))
     found = reductions.any(anp.equal(anp.expand_dims(element, -1), tests), axis=-1)
     return anp.logical_not(found) if invert else found
+
+
+def from_dlpack(x, /, *, device=None, copy=None):
+    """``numpy.from_dlpack``: a host array sharing the memory of any DLPack exporter (a
+    CPU tensor of PyTorch, JAX, CuPy's host arrays, NumPy); inside jit a traced array is
+    already one. CUDA memory comes to the host through ``arrjit.device_get``."""
+    if isinstance(x, Tracer):
+        return x
+    return np.from_dlpack(x, device=device, copy=copy)
 
 
 def result_type(*arrays_and_dtypes):

@@ -257,6 +257,11 @@ def real(x):
     return x if isinstance(x, _Tracer) else _np.real(x)
 
 
+def imag(x):
+    """``numpy.imag``: arrjit's dtypes are real, so zeros in ``x``'s dtype."""
+    return zeros(x.shape, x.dtype) if isinstance(x, _Tracer) else _np.imag(x)
+
+
 def where(condition, x=None, y=None):
     """``numpy.where(condition, x, y)``. The one-argument form has a value-dependent shape and
     is only available outside jit."""
