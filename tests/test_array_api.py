@@ -143,3 +143,10 @@ def test_copy_keywords_and_clip_bounds():
         arrjit.jit(lambda x: anp.clip(x, 0, min=1))(x)
     with pytest.raises(ValueError, match="ddof and correction"):
         arrjit.jit(lambda x: anp.var(x, ddof=1, correction=1))(x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sign_of_negative_zero_is_positive_zero_as_in_numpy(dtype):
+    out = arrjit.jit(anp.sign)(np.array([-0.0, 0.0, -2.0, np.nan], dtype))
+    assert_same(out, np.sign(np.array([-0.0, 0.0, -2.0, np.nan], dtype)))
+    assert not np.signbit(out[:2]).any()
