@@ -325,3 +325,20 @@ def test_unsupplied_defaults_are_python_constants_as_in_jax():
     assert_same(f(x, 3.0), np.asarray(9.0))       # a supplied scale is traced
     with pytest.raises(errors.TracerBoolConversionError, match="'flip'"):
         f(x, 2.0, True)                           # a supplied non-static flag is traced
+
+
+def test_created_arrays_inside_jit_are_traced_and_have_at():
+    def f(x):
+        ramp = anp.arange(4.0).at[0].set(9.0)
+        grid = anp.linspace(0, 1, 4).at[-1].add(1.0)
+        square = anp.eye(4).at[1, 2].set(5.0) + anp.identity(4) + anp.tri(4)
+        return x + ramp + grid, square
+
+    ramp, grid = np.arange(4.0), np.linspace(0, 1, 4)
+    ramp[0], grid[-1] = 9.0, grid[-1] + 1.0
+    square = np.eye(4)
+    square[1, 2] = 5.0
+    for out, ref in zip(arrjit.jit(f)(np.ones(4)), (1 + ramp + grid,
+                                                     square + np.identity(4) + np.tri(4))):
+        assert_same(out, ref)
+    assert type(anp.arange(3)) is np.ndarray       # outside jit: NumPy's arrays

@@ -82,8 +82,14 @@ def array(object, dtype=None, copy=True, ndmin: int = 0):
             "build the array with anp.stack(...) or anp.concatenate(...) instead")
     result = _np.array(object, dtype=dt, copy=copy, ndmin=ndmin)
     _check_supported(result.dtype, "array")
+    return _traced_constant(result)
+
+
+def _traced_constant(result: _np.ndarray):
+    """``result`` as the namespace returns a new array: inside jit, as in jax.numpy, a
+    (constant) traced array, which has ``.at`` and fuses; outside, the ndarray itself."""
     ctx = _current_trace()
-    if ctx is not None:  # inside jit, as in jax.numpy: a (constant) traced array
+    if ctx is not None:
         return _p.Tracer(ctx, ctx.constant(result), frozenset())
     return result
 
@@ -177,7 +183,7 @@ def arange(start, stop=None, step=None, dtype=None):
                 f"known while tracing. Mark that argument static (static_argnames=...).")
     out = _np.arange(start, stop, step, dtype=_checked_dtype(dtype, "arange"))
     _check_supported(out.dtype, "arange")
-    return out
+    return _traced_constant(out)
 
 
 def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None):
@@ -186,8 +192,8 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None):
         raise _p.errors.ConcretizationTypeError(
             "anp.linspace with traced bounds is not supported; pass the bounds as static "
             "arguments (static_argnames=...)")
-    return _np.linspace(start, stop, num, endpoint=endpoint,
-                        dtype=_checked_dtype(dtype, "linspace"))
+    return _traced_constant(_np.linspace(start, stop, num, endpoint=endpoint,
+                                        dtype=_checked_dtype(dtype, "linspace")))
 
 
 # --------------------------------------------------------------------------------------------

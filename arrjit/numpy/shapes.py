@@ -262,15 +262,15 @@ def triu(m, k=0):
 
 def eye(N, M=None, k=0, dtype=float):
     """``numpy.eye`` (a constant)."""
-    return np.eye(N, M, k, dtype=p.check_supported(dtype))
+    return anp._traced_constant(np.eye(N, M, k, dtype=p.check_supported(dtype)))
 
 
 def identity(n, dtype=float):
-    return np.identity(n, dtype=p.check_supported(dtype))
+    return anp._traced_constant(np.identity(n, dtype=p.check_supported(dtype)))
 
 
 def tri(N, M=None, k=0, dtype=float):
-    return np.tri(N, M, k, dtype=p.check_supported(dtype))
+    return anp._traced_constant(np.tri(N, M, k, dtype=p.check_supported(dtype)))
 
 
 def meshgrid(*xi, indexing="xy"):
