@@ -59,20 +59,14 @@ def _compare_exchange(keys, order, lines, length, width, k, j):
 
 
 @cuda.jit
-def _store_values(keys, out, lines, length, inner, width):
+def _store(sorted_lines, out, lines, length, inner, width):
+    """The first ``length`` entries of each padded line (keys, or positions for argsort)
+    back into ``x``'s layout."""
     t = cuda.grid(1)
     while t < lines * length:
         line, p = t // length, t % length
-        out[(line // inner) * length * inner + p * inner + line % inner] = keys[line * width + p]
-        t += cuda.gridsize(1)
-
-
-@cuda.jit
-def _store_order(order, out, lines, length, inner, width):
-    t = cuda.grid(1)
-    while t < lines * length:
-        line, p = t // length, t % length
-        out[(line // inner) * length * inner + p * inner + line % inner] = order[line * width + p]
+        out[(line // inner) * length * inner + p * inner + line % inner] = \
+            sorted_lines[line * width + p]
         t += cuda.gridsize(1)
 
 
@@ -98,7 +92,6 @@ def sort_lines(x: Any, axis: int, out_dtype: np.dtype, indices: bool) -> Any:
             _compare_exchange[padded, rule.threads](keys, order, lines, length, width, k, j)
             j //= 2
         k *= 2
-    store = _store_order if indices else _store_values
-    store[kept, rule.threads](order if indices else keys, flat(out), lines, length, inner,
-                              width)
+    _store[kept, rule.threads](order if indices else keys, flat(out), lines, length, inner,
+                               width)
     return out
