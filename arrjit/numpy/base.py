@@ -17,7 +17,8 @@ import numpy as _np
 from ..core import primitives as _p
 from ..core.dtypes import check_supported as _check_supported
 from ..core.ir import Op as _Op
-from ..core.trace import Tracer as _Tracer, current_trace as _current_trace
+from ..core.trace import (Tracer as _Tracer, current_trace as _current_trace,
+                          describe as _describe, static_hint as _static_hint)
 
 # dtypes and constants, as in numpy / jax.numpy
 bool_ = _np.bool_
@@ -44,12 +45,10 @@ def _shape_tuple(shape) -> tuple[int, ...]:
 
 
 def _traced_shape_message(value: _Tracer) -> str:
-    from ..core.trace import describe, static_hint
-
-    hint = static_hint(value)
+    hint = _static_hint(value)
     fix = (f"mark that argument static: {hint}" if hint else
            "mark its argument static with jit(f, static_argnames=(...))")
-    return (f"an array shape must be known while tracing, but it is {describe(value)}: "
+    return (f"an array shape must be known while tracing, but it is {_describe(value)}: "
             f"{fix}, or take the size from an array's .shape, which is static inside jit")
 
 

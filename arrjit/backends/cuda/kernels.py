@@ -3,7 +3,6 @@ built) and its launch on flat views of the step's buffers, by the launch rule.""
 from __future__ import annotations
 
 import time
-
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,8 +55,6 @@ class KernelLaunch:
 
     def compile(self, loaded: compiler.LoadedModule, stats: CompileStats,
                 simulated: bool) -> None:
-        import time
-
         for suffix, sig in self.signatures().items():
             name = self.rendered.name + suffix
             if not simulated:   # the simulator runs the Python function: nothing to compile
