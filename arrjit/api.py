@@ -169,7 +169,7 @@ class Jitted(ArgumentBinding):
                     f"{self._name} returned a traced value {leaf.aval} (at output{path}) that "
                     f"belongs to another trace; it leaked from an earlier or enclosing trace")
             return leaf.ir_var
-        if isinstance(leaf, (bool, int, float, np.ndarray, np.generic)):
+        if isinstance(leaf, (bool, int, float, complex, np.ndarray, np.generic)):
             arr = np.asarray(leaf)
             check_supported(arr.dtype, f"output{path}")
             return ctx.constant(arr)

@@ -23,7 +23,7 @@ from .core.trace import Tracer
 from .core.tree import flatten_with_paths
 
 KEY_FLAGS = 0x1 | 0x100 | 0x400  # C_CONTIGUOUS | ALIGNED | WRITEABLE: what numba types see
-PYTHON_SCALARS = (bool, int, float)
+PYTHON_SCALARS = (bool, int, float, complex)
 
 
 class _Missing:
@@ -76,7 +76,8 @@ def leaf_aval(x: Any, name: str) -> Aval:
     if type(x) in PYTHON_SCALARS:
         if type(x) is bool:
             return Aval((), np.dtype(bool))
-        return Aval((), np.dtype(np.int64 if type(x) is int else np.float64), weak=True)
+        return Aval((), np.dtype({int: np.int64, float: np.float64, complex: np.complex128}[
+            type(x)]), weak=True)
     device = device_info(x)
     if device is not None:
         return Aval(device[0], check_supported(device[1], f"argument {name!r}"))

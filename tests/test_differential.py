@@ -1,5 +1,6 @@
-"""Property-based differential tests: random elementwise/broadcast/view programs, compiled by
-arrjit and run by NumPy, must agree in dtype and value (and a new size must not recompile)."""
+"""Property-based differential tests: random elementwise/broadcast/view programs over real and
+complex dtypes, compiled by arrjit and run by NumPy, must agree in dtype and value (and a new
+size must not recompile)."""
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -11,7 +12,7 @@ from helpers import assert_same
 UNARY = ["negative", "absolute", "sin", "tanh", "square", "floor", "sqrt_abs", "exp_clip"]
 BINARY = ["add", "subtract", "multiply", "maximum", "minimum", "where_gt", "true_divide_safe"]
 VIEWS = ["reverse0", "reverse_last", "transpose", "none_front"]
-DTYPES = ["float64", "float32", "int32", "int64", "uint8"]
+DTYPES = ["float64", "float32", "int32", "int64", "uint8", "complex64", "complex128"]
 
 
 def apply_unary(ns, name, x):
@@ -69,12 +70,16 @@ def run_program(ns, program, inputs, keep=3):
     return tuple(values[len(inputs):][-keep:]) or (values[0] + 0,)
 
 
+REAL_DTYPES = [d for d in DTYPES if not d.startswith("complex")]
+
+
 @st.composite
-def programs(draw):
+def programs(draw, dtypes=DTYPES):
     rows, cols = draw(st.integers(1, 5)), draw(st.integers(3, 6))
     shapes = draw(st.lists(st.sampled_from([(rows, cols), (cols,), (rows, 1), ()]), min_size=1,
                            max_size=3))
-    dtypes = draw(st.lists(st.sampled_from(DTYPES), min_size=len(shapes), max_size=len(shapes)))
+    input_dtypes = st.sampled_from(dtypes)
+    dtypes = draw(st.lists(input_dtypes, min_size=len(shapes), max_size=len(shapes)))
     program = draw(st.lists(instruction, min_size=1, max_size=7))
     seed = draw(st.integers(0, 2**16))
     return shapes, dtypes, program, seed
@@ -85,7 +90,10 @@ def make_inputs(shapes, dtypes, seed, grow=0):
     out = []
     for shape, dt in zip(shapes, dtypes):
         shape = tuple(d + grow if d > 1 else d for d in shape)
-        out.append((rng.standard_normal(shape) * 4).astype(dt))
+        value = rng.standard_normal(shape) * 4
+        if np.dtype(dt).kind == "c":
+            value = value + 4j * rng.standard_normal(shape)
+        out.append(value.astype(dt))
     return out
 
 
@@ -110,9 +118,10 @@ def test_random_programs_match_numpy(case):
         outs = f(*inputs)
         for out, ref in zip(outs, refs):
             ref = np.asarray(ref)
-            if ref.dtype.kind == "f":
+            if ref.dtype.kind in "fc":
                 scale = np.nanmax(np.abs(ref[np.isfinite(ref)]), initial=1.0)
-                tol = (1e-5 if ref.dtype == np.float32 else 1e-12) * max(scale, 1.0)
+                narrow = ref.dtype in (np.float32, np.complex64)
+                tol = (1e-5 if narrow else 1e-12) * max(scale, 1.0)
                 assert out.dtype == ref.dtype and out.shape == ref.shape
                 np.testing.assert_allclose(out, ref, rtol=0, atol=tol, equal_nan=True)
             else:

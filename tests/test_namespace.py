@@ -135,6 +135,7 @@ CASES = {
     "conj": lambda ns, x, y: ns.conj(y),
     "real": lambda ns, x, y: ns.real(y) + 0,
     "imag": lambda ns, x, y: (ns.imag(y), ns.imag(x) * 2),
+    "angle": lambda ns, x, y: (ns.angle(y), ns.angle(x, deg=True)),
     "from_dlpack": lambda ns, x, y: ns.from_dlpack(y) - 1,
     "zeros_like": lambda ns, x, y: ns.zeros_like(y) + y,
     "ones_like": lambda ns, x, y: ns.ones_like(y, dtype=np.float32) + y,

@@ -26,18 +26,22 @@ def type_name(dtype: np.dtype) -> str:
     return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
 
 
+def _float_text(v: float) -> str:
+    if v != v:
+        return "np.nan"
+    if v in (float("inf"), float("-inf")):
+        return "np.inf" if v > 0 else "-np.inf"
+    return repr(v)
+
+
 def literal(value, dtype: np.dtype) -> str:
     if dtype == np.bool_:
         return repr(bool(value))
     if dtype.kind == "f":
-        v = float(value)
-        if v != v:
-            text = "np.nan"
-        elif v in (float("inf"), float("-inf")):
-            text = "np.inf" if v > 0 else "-np.inf"
-        else:
-            text = repr(v)
-        return f"{type_name(dtype)}({text})"
+        return f"{type_name(dtype)}({_float_text(float(value))})"
+    if dtype.kind == "c":
+        v = complex(value)
+        return f"{type_name(dtype)}(complex({_float_text(v.real)}, {_float_text(v.imag)}))"
     return f"{type_name(dtype)}({int(value)})"
 
 
@@ -45,8 +49,9 @@ def constant_text(const: Const, slot: Callable[[int], str]) -> str:
     """A kernel constant: a literal, or for a value from shapes (``Const.runtime``, always an
     integer) the run-time parameter ``slot`` assigns it, so the source does not depend on
     sizes."""
-    if const.runtime and float(const.value).is_integer():  # type: ignore[arg-type]
-        return f"{type_name(const.dtype)}({slot(int(const.value))})"  # type: ignore[call-overload]
+    value = complex(const.value)
+    if const.runtime and value.imag == 0 and value.real.is_integer():
+        return f"{type_name(const.dtype)}({slot(int(value.real))})"
     return literal(const.value, const.dtype)
 
 
@@ -56,6 +61,8 @@ def extreme(dtype: np.dtype, largest: bool) -> str:
         return repr(largest)
     if dtype.kind == "f":
         return f"{type_name(dtype)}({'np.inf' if largest else '-np.inf'})"
+    if dtype.kind == "c":   # the extreme of NumPy's lexicographic order
+        return literal(complex(np.inf, np.inf) if largest else complex(-np.inf, -np.inf), dtype)
     info = np.iinfo(dtype)
     return literal(info.max if largest else info.min, dtype)
 
@@ -63,12 +70,15 @@ def extreme(dtype: np.dtype, largest: bool) -> str:
 Expr = Callable[[tuple[str, ...], tuple[np.dtype, ...]], str]
 
 
-def by_kind(float_: str, int_: str, uint: str | None = None, bool_: str | None = None) -> Expr:
+def by_kind(float_: str, int_: str, uint: str | None = None, bool_: str | None = None,
+            complex_: str | None = None) -> Expr:
     """A template per dtype kind: ``{a}``/``{b}`` are the operands, ``{Z}``/``{O}`` zero and
-    one of the operand dtype, ``{bits}`` its width."""
+    one of the operand dtype, ``{bits}`` its width. Complex operands use ``complex_``, or the
+    float template (arithmetic spelled the same for both)."""
     def render(args, dts):
         kind = dts[0].kind
-        template = {"f": float_, "i": int_, "u": uint or int_, "b": bool_ or int_}[kind]
+        template = {"f": float_, "i": int_, "u": uint or int_, "b": bool_ or int_,
+                    "c": complex_ or float_}[kind]
         names = dict(zip("ab", args))
         names["Z"] = literal(0, dts[0])
         names["O"] = literal(1, dts[0])
@@ -83,6 +93,32 @@ def call(fn: str) -> Expr:
 
 def infix(sym: str) -> Expr:
     return lambda args, dts: f"({args[0]} {sym} {args[1]})"
+
+
+def _lexicographic(real: str, equal_imag: str) -> str:
+    """NumPy's order of complex values: by real part, then imaginary part; a NaN part makes
+    the real comparison false (NumPy's ``CLT``/``CGT`` family)."""
+    return (f"((({{a}}.real {real} {{b}}.real) and ({{a}}.imag == {{a}}.imag) and "
+            f"({{b}}.imag == {{b}}.imag)) or (({{a}}.real == {{b}}.real) and "
+            f"({{a}}.imag {equal_imag} {{b}}.imag)))")
+
+
+def isnan_complex(x: str) -> str:
+    return f"(({x}.real != {x}.real) or ({x}.imag != {x}.imag))"
+
+
+def comparison(sym: str) -> Expr:
+    """``a <sym> b``; complex operands in NumPy's lexicographic order."""
+    strict = sym.rstrip("=")
+    return by_kind(f"({{a}} {sym} {{b}})", f"({{a}} {sym} {{b}})",
+                   complex_=_lexicographic(strict, sym))
+
+
+def _complex_extreme(order: str) -> str:
+    """NumPy's complex maximum (``>=``) or minimum (``<=``): ``a`` if it holds a NaN or wins
+    the comparison, else ``b`` (so a NaN in either propagates)."""
+    return (f"({{a}} if ({isnan_complex('{a}')} or {_lexicographic(order[0], order)}) "
+            f"else {{b}})")
 
 
 NEUTRAL_EXPRESSIONS: dict[Op, Expr] = {
@@ -100,15 +136,17 @@ NEUTRAL_EXPRESSIONS: dict[Op, Expr] = {
                          uint="({a} // {b})"),
     Op.MOD: infix("%"),
     Op.MAXIMUM: by_kind("({a} if ({a} >= {b} or {a} != {a}) else {b})",
-                        "({a} if {a} >= {b} else {b})", bool_="({a} | {b})"),
+                        "({a} if {a} >= {b} else {b})", bool_="({a} | {b})",
+                        complex_=_complex_extreme(">=")),
     Op.MINIMUM: by_kind("({a} if ({a} <= {b} or {a} != {a}) else {b})",
-                        "({a} if {a} <= {b} else {b})", bool_="({a} & {b})"),
+                        "({a} if {a} <= {b} else {b})", bool_="({a} & {b})",
+                        complex_=_complex_extreme("<=")),
     Op.EQ: infix("=="),
     Op.NE: infix("!="),
-    Op.LT: infix("<"),
-    Op.LE: infix("<="),
-    Op.GT: infix(">"),
-    Op.GE: infix(">="),
+    Op.LT: comparison("<"),
+    Op.LE: comparison("<="),
+    Op.GT: comparison(">"),
+    Op.GE: comparison(">="),
     Op.LOGICAL_AND: lambda a, d: f"(({a[0]} != 0) & ({a[1]} != 0))",
     Op.LOGICAL_OR: lambda a, d: f"(({a[0]} != 0) | ({a[1]} != 0))",
     Op.LOGICAL_XOR: lambda a, d: f"(({a[0]} != 0) != ({a[1]} != 0))",
@@ -123,7 +161,12 @@ NEUTRAL_EXPRESSIONS: dict[Op, Expr] = {
         "", "({a} >> {b} if ({b} >= 0 and {b} < {bits}) else ({Z} - 1 if {a} < 0 else {Z}))",
         uint="({a} >> {b} if {b} < {bits} else {Z})"),
     Op.SELECT: lambda a, d: f"({a[1]} if {a[0]} else {a[2]})",
-    Op.CAST: lambda a, d: a[0],  # the result cast below does the conversion
+    # the result cast in ``expression`` does the conversion
+    Op.CAST: lambda a, d: a[0],
+    Op.CONJ: lambda a, d: f"{a[0]}.conjugate()",
+    Op.REAL: lambda a, d: f"{a[0]}.real",
+    Op.IMAG: lambda a, d: f"{a[0]}.imag",
+    Op.COMPLEX: lambda a, d: f"complex({a[0]}, {a[1]})",
 }
 
 
@@ -132,4 +175,11 @@ def expression(stmt: Compute, table: Mapping[Op, Expr]) -> str:
     if stmt.op is Op.CAST and stmt.dtype == np.bool_:
         return f"({stmt.args[0]} != 0)"
     inner = table[stmt.op](stmt.args, stmt.arg_dtypes)
+    if stmt.op is Op.CAST and (stmt.dtype.kind == "c") != (stmt.arg_dtypes[0].kind == "c"):
+        # complex to real keeps the real part (as NumPy does, without its warning)
+        if stmt.dtype.kind == "c":
+            real = f"(1.0 if {inner} else 0.0)" if stmt.arg_dtypes[0] == np.bool_ else inner
+            inner = f"complex({real}, 0)"
+        else:
+            inner = f"{inner}.real"
     return f"{type_name(stmt.dtype)}({inner})"

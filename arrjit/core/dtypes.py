@@ -19,9 +19,11 @@ bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in ("int8", "int16", "int32", "int64"))
 uint8, uint16, uint32, uint64 = (np.dtype(t) for t in ("uint8", "uint16", "uint32", "uint64"))
 float32, float64 = np.dtype("float32"), np.dtype("float64")
+complex64, complex128 = np.dtype("complex64"), np.dtype("complex128")
 
 SUPPORTED: tuple[np.dtype, ...] = (bool_, int8, int16, int32, int64,
-                                   uint8, uint16, uint32, uint64, float32, float64)
+                                   uint8, uint16, uint32, uint64, float32, float64,
+                                   complex64, complex128)
 _SUPPORTED_SET = frozenset(SUPPORTED)
 
 
@@ -52,6 +54,26 @@ class Aval:
 
 WEAK_FLOAT = Aval((), float64, weak=True)
 WEAK_INT = Aval((), int64, weak=True)
+WEAK_COMPLEX = Aval((), complex128, weak=True)
+
+# The Python type (for ``resolve_dtypes``) and a value (for ``result_type``) standing for a
+# weak scalar of each default dtype.
+_WEAK_TYPES = {int64: int, float64: float, complex128: complex}
+_WEAK_VALUES = {int64: 0, float64: 0.0, complex128: 0j}
+
+
+def real_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype of the real and imaginary parts: float32 for complex64, float64 for
+    complex128; real dtypes are their own."""
+    parts: dict[np.dtype, np.dtype] = {complex64: float32, complex128: float64}
+    return parts.get(np.dtype(dtype), np.dtype(dtype))
+
+
+def complex_dtype(dtype: np.dtype) -> np.dtype:
+    """The complex dtype whose parts are ``dtype`` (float32 -> complex64, float64 ->
+    complex128)."""
+    wholes: dict[np.dtype, np.dtype] = {float32: complex64, float64: complex128}
+    return wholes[np.dtype(dtype)]
 
 
 def check_supported(dtype, what: str = "array") -> np.dtype:
@@ -60,9 +82,7 @@ def check_supported(dtype, what: str = "array") -> np.dtype:
     if dt not in _SUPPORTED_SET:
         names = ", ".join(d.name for d in SUPPORTED)
         if dt.kind == "c":
-            fix = ("arrjit does not compile complex numbers yet: converting would drop the "
-                   "imaginary part, so carry the real and imaginary parts as two float arrays "
-                   "(x.real, x.imag), or run this part outside jit")
+            fix = "convert first, e.g. x.astype(numpy.complex128)"
         else:
             fix = f"convert first, e.g. x.astype(numpy.{'float64' if dt.kind in 'fV' else 'int64'})"
         raise UnsupportedDtypeError(
@@ -74,7 +94,7 @@ def check_supported(dtype, what: str = "array") -> np.dtype:
 def _resolver_operand(aval: Aval):
     """What ``resolve_dtypes`` takes for one operand: the Python type marks a weak scalar."""
     if aval.weak:
-        return {int64: int, float64: float}[aval.dtype]
+        return _WEAK_TYPES[aval.dtype]
     return aval.dtype
 
 
@@ -103,17 +123,19 @@ def resolve_ufunc(ufunc: np.ufunc, avals) -> tuple[tuple[np.dtype, ...], np.dtyp
 def result_type(*avals: Aval) -> tuple[np.dtype, bool]:
     """NEP 50 promotion of several operands (as in ``where`` and ``concatenate``)."""
     # Python values (not types) make NumPy apply NEP 50's weak-scalar rule.
-    operands = [({int64: 0, float64: 0.0}[a.dtype] if a.weak else a.dtype) for a in avals]
+    operands = [(_WEAK_VALUES[a.dtype] if a.weak else a.dtype) for a in avals]
     dt = np.result_type(*operands)
     return check_supported(dt), all(a.weak for a in avals)
 
 
 def aval_of_python_scalar(value) -> Aval:
-    """The weak aval of a Python bool, int or float."""
+    """The weak aval of a Python bool, int, float or complex."""
     if isinstance(value, bool):  # NumPy treats Python bools as strong np.bool_
         return Aval((), bool_)
     if isinstance(value, int):
         return WEAK_INT
     if isinstance(value, float):
         return WEAK_FLOAT
+    if isinstance(value, complex):
+        return WEAK_COMPLEX
     raise UnsupportedDtypeError(f"unsupported Python scalar {value!r} of type {type(value).__name__}")

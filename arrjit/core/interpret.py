@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from .dtypes import complex_dtype
 from .ir import LIBRARY_CALLS, UFUNC_OPS, Graph, Node, Op, ufunc_of
 from .library import LIBRARY_IMPLS
 from .rules import ARG_REDUCTIONS, REDUCTION_RULES
@@ -33,6 +34,21 @@ def _arg_reduce(fn):
     return impl
 
 
+def _cast(x, dtype) -> np.ndarray:
+    """``x.astype(dtype)``; complex to real keeps the real part, as NumPy does (without its
+    ComplexWarning: ``astype`` asked for exactly this)."""
+    x = np.asarray(x)
+    if x.dtype.kind == "c" and np.dtype(dtype).kind not in "cb":
+        x = x.real
+    return x.astype(dtype)
+
+
+def _complex(re, im) -> np.ndarray:
+    out = np.empty(np.shape(re), complex_dtype(np.result_type(re)))
+    out.real, out.imag = re, im
+    return out
+
+
 def slice_window(x: np.ndarray, *, starts, steps, out_shape) -> np.ndarray:
     """``x`` viewed with ``out[i] = x[starts + steps * i]`` per dimension (a NumPy view)."""
     index = []
@@ -46,7 +62,10 @@ IMPLS: dict[Op, Callable[..., Any]] = {op: ufunc_of(op) for op in UFUNC_OPS}
 IMPLS.update({
     Op.CONST: lambda *, value, out_shape: value.array,
     Op.SELECT: lambda p, a, b, *, out_shape: np.where(p, a, b),
-    Op.CAST: lambda x, *, dtype, out_shape: np.asarray(x).astype(dtype),
+    Op.CAST: lambda x, *, dtype, out_shape: _cast(x, dtype),
+    Op.REAL: lambda x, *, out_shape: np.real(x),
+    Op.IMAG: lambda x, *, out_shape: np.imag(x),
+    Op.COMPLEX: lambda re, im, *, out_shape: _complex(re, im),
     Op.BROADCAST: lambda x, *, shape, out_shape: np.broadcast_to(x, shape),
     Op.TRANSPOSE: lambda x, *, perm, out_shape: np.transpose(x, perm),
     Op.RESHAPE: lambda x, *, shape, out_shape: np.reshape(x, shape),

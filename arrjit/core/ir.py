@@ -67,6 +67,7 @@ class Op(enum.Enum):
     ISNAN = "isnan"
     ISINF = "isinf"
     ISFINITE = "isfinite"
+    CONJ = "conjugate"
     # elementwise binary
     ADD = "add"
     SUB = "subtract"
@@ -97,6 +98,9 @@ class Op(enum.Enum):
     # elementwise, other arities
     SELECT = "select"          # select(pred, on_true, on_false)
     CAST = "convert"           # params: dtype
+    REAL = "real"              # the parts of a complex value (numpy.real / numpy.imag)
+    IMAG = "imag"
+    COMPLEX = "complex"        # complex(real, imag) of two same-dtype real operands
     # views (index maps; never copies inside a kernel)
     BROADCAST = "broadcast"    # params: shape (numpy broadcast_to rules)
     TRANSPOSE = "transpose"    # params: perm
@@ -131,7 +135,7 @@ UNARY = frozenset({
     Op.NEG, Op.ABS, Op.SIGN, Op.EXP, Op.LOG, Op.LOG1P, Op.LOG2, Op.LOG10, Op.EXPM1, Op.SQRT, Op.CBRT, Op.SQUARE, Op.SIN,
     Op.COS, Op.TAN, Op.TANH, Op.SINH, Op.COSH, Op.ARCSIN, Op.ARCCOS, Op.ARCTAN, Op.ARCSINH,
     Op.ARCCOSH, Op.ARCTANH, Op.TRUNC, Op.SIGNBIT, Op.FLOOR,
-    Op.CEIL, Op.RINT, Op.LOGICAL_NOT, Op.INVERT, Op.ISNAN, Op.ISINF, Op.ISFINITE,
+    Op.CEIL, Op.RINT, Op.LOGICAL_NOT, Op.INVERT, Op.ISNAN, Op.ISINF, Op.ISFINITE, Op.CONJ,
 })
 BINARY = frozenset({
     Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW, Op.MAXIMUM, Op.MINIMUM,
@@ -140,7 +144,8 @@ BINARY = frozenset({
     Op.RIGHT_SHIFT,
 })
 UFUNC_OPS = UNARY | BINARY
-ELEMENTWISE = UFUNC_OPS | {Op.SELECT, Op.CAST}
+COMPLEX_PARTS = frozenset({Op.REAL, Op.IMAG, Op.COMPLEX})
+ELEMENTWISE = UFUNC_OPS | COMPLEX_PARTS | {Op.SELECT, Op.CAST}
 VIEWS = frozenset({Op.BROADCAST, Op.TRANSPOSE, Op.RESHAPE, Op.SLICE})
 REDUCTIONS = frozenset({Op.REDUCE_SUM, Op.REDUCE_PROD, Op.REDUCE_MAX, Op.REDUCE_MIN,
                         Op.REDUCE_AND, Op.REDUCE_OR, Op.ARGMAX, Op.ARGMIN})

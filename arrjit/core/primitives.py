@@ -15,7 +15,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .. import errors
-from .dtypes import Aval, aval_of_python_scalar, check_supported, resolve_ufunc
+from .dtypes import (Aval, aval_of_python_scalar, check_supported, complex_dtype, real_dtype,
+                     resolve_ufunc)
 from .ir import Op, Var, ufunc_of
 from .sizes import Size
 from .trace import TraceContext, Tracer
@@ -24,7 +25,7 @@ Operand = Any  # Tracer | np.ndarray | NumPy scalar | Python scalar
 
 
 def is_python_scalar(x: Any) -> bool:
-    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
 
 def aval_of(x: Operand) -> Aval:
@@ -38,7 +39,7 @@ def aval_of(x: Operand) -> Aval:
     if isinstance(x, numbers.Number):
         raise errors.UnsupportedDtypeError(
             f"unsupported scalar {x!r} of type {type(x).__name__}: arrjit compiles bool, "
-            f"integer and real floating-point values")
+            f"integer, floating-point and complex values")
     raise TypeError(
         f"expected an array, a tracer or a Python scalar, got {type(x).__name__}: {x!r}. "
         f"Wrap lists and tuples with anp.asarray(...) first.")
@@ -170,6 +171,29 @@ def bind_cast(x: Operand, dtype) -> Operand:
         return x
     out = ctx.add_node(Op.CAST, (x.ir_var,), Aval(x.shape, dt), dtype=dt)
     return Tracer(ctx, out, x.sources)
+
+
+def bind_complex_part(op: Op, x: Operand) -> Operand:
+    """``numpy.real`` (``op`` REAL) or ``numpy.imag`` (IMAG) of a complex operand."""
+    ctx = find_trace((x,))
+    if ctx is None:
+        return (np.real if op is Op.REAL else np.imag)(x)
+    out = ctx.add_node(op, (x.ir_var,), Aval(x.shape, real_dtype(x.dtype)))
+    return Tracer(ctx, out, x.sources)
+
+
+def bind_complex(re: Operand, im: Operand) -> Operand:
+    """The complex array with parts ``re`` and ``im`` (float arrays of one dtype and shape),
+    every part kept exactly (signed zeros, infinities and NaNs included)."""
+    ctx = find_trace((re, im))
+    if ctx is None:
+        whole = np.empty(np.shape(re), complex_dtype(np.result_type(re)))
+        whole.real, whole.imag = re, im
+        return whole
+    dtype = aval_of(re).dtype
+    out = ctx.add_node(Op.COMPLEX, (as_var(ctx, re, dtype), as_var(ctx, im, dtype)),
+                       Aval(aval_of(re).shape, complex_dtype(dtype)))
+    return Tracer(ctx, out, sources_of((re, im)))
 
 
 def _view(x: Tracer, op: Op, out_shape: tuple[int, ...], **params) -> Tracer:

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .dtypes import Aval
+from .dtypes import Aval, complex_dtype, real_dtype
 from .ir import LIBRARY_CALLS, REDUCTIONS, UFUNC_OPS, Node, Op, ufunc_of
 from .library import LIBRARY_IMPLS
 
@@ -43,7 +43,7 @@ _CHEAP_OPS = (
     Op.ISNAN, Op.ISINF, Op.ISFINITE, Op.ADD, Op.SUB, Op.MUL, Op.MAXIMUM, Op.MINIMUM, Op.EQ,
     Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.LOGICAL_AND, Op.LOGICAL_OR, Op.LOGICAL_XOR,
     Op.BITWISE_AND, Op.BITWISE_OR, Op.BITWISE_XOR, Op.LEFT_SHIFT, Op.RIGHT_SHIFT, Op.SELECT,
-    Op.CAST,
+    Op.CAST, Op.CONJ, Op.REAL, Op.IMAG, Op.COMPLEX,
 )
 COSTLY: dict[Op, bool] = {**{op: True for op in _COSTLY_OPS}, **{op: False for op in _CHEAP_OPS}}
 
@@ -54,9 +54,11 @@ def _same(dtype: np.dtype) -> np.dtype:
 
 
 def _wide_float(dtype: np.dtype) -> np.dtype:
-    """float32 sums and products accumulate in float64: their error then stays within that of
-    NumPy's pairwise float32 summation (a plain float32 running sum does not)."""
-    return np.dtype(np.float64) if dtype == np.float32 else dtype
+    """float32 (complex64) sums and products accumulate in float64 (complex128): their error
+    then stays within that of NumPy's pairwise summation in the narrow type (a plain running
+    sum in it does not)."""
+    return {np.dtype(np.float32): np.dtype(np.float64),
+            np.dtype(np.complex64): np.dtype(np.complex128)}.get(dtype, dtype)
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,9 @@ ABSTRACT_EVAL.update({
     Op.CONST: lambda n: Aval(tuple(n.param["value"].array.shape), n.param["value"].array.dtype),
     Op.SELECT: _select_eval,
     Op.CAST: lambda n: Aval(n.inputs[0].shape, np.dtype(n.param["dtype"])),
+    Op.REAL: lambda n: Aval(n.inputs[0].shape, real_dtype(n.inputs[0].dtype)),
+    Op.IMAG: lambda n: Aval(n.inputs[0].shape, real_dtype(n.inputs[0].dtype)),
+    Op.COMPLEX: lambda n: Aval(n.inputs[0].shape, complex_dtype(n.inputs[0].dtype)),
     Op.BROADCAST: lambda n: Aval(tuple(np.broadcast_shapes(n.inputs[0].shape,
                                                            tuple(n.param["shape"]))),
                                  n.inputs[0].dtype),

@@ -310,6 +310,7 @@ def install_array_methods(namespace) -> None:
     Tracer.copy = lambda a: ns.array(a)
     Tracer.conj = Tracer.conjugate = lambda a: ns.conjugate(a)
     Tracer.real = property(lambda a: ns.real(a))
+    Tracer.imag = property(lambda a: ns.imag(a))
     for name in ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax",
                  "argmin", "cumsum", "cumprod", "sort", "argsort", "repeat", "take", "nonzero"):
         fn = getattr(ns, name, None)

@@ -35,7 +35,7 @@ def _dtype_of(x: Any) -> Any:
     if isinstance(x, Tracer):
         aval = x.aval
         if aval.weak:
-            return {"b": bool, "i": int, "u": int, "f": float}[aval.dtype.kind]
+            return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[aval.dtype.kind]
         return aval.dtype
     return x
 
@@ -65,14 +65,15 @@ def matrix_transpose(x, /):
 
 def vecdot(x1, x2, /, *, axis=-1):
     """The dot product of vectors along ``axis`` (broadcast over the others), in the
-    operands' result dtype as ``numpy.vecdot`` computes it."""
+    operands' result dtype as ``numpy.vecdot`` computes it (a complex ``x1`` is conjugated,
+    as the standard says)."""
     if not _traced(x1, x2):
         return np.vecdot(x1, x2, axis=axis)
     a1, a2 = p.aval_of(x1), p.aval_of(x2)
     if a1.shape[axis] != a2.shape[axis]:
         raise ValueError(f"vecdot: the axis {axis} of {a1} and {a2} differ in length")
     dtype = np.result_type(_dtype_of(x1), _dtype_of(x2))
-    product = anp.multiply(x1, x2)
+    product = anp.multiply(anp.conjugate(x1), x2)
     if dtype == np.bool_:
         return reductions.any(product, axis=axis)
     return reductions.sum(product, axis=axis, dtype=dtype)
@@ -105,15 +106,28 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
                        1)
 
 
+def _complex_reciprocal(z):
+    """NumPy's complex reciprocal (Smith's division of 1 by ``z``, in its own form: a zero
+    gives NaN parts, where ``1 / z`` gives an infinity)."""
+    re, im = anp.real(z), anp.imag(z)
+    by_real = anp.abs(im) <= anp.abs(re)
+    ratio = anp.where(by_real, im / re, re / im)
+    denominator = anp.where(by_real, re + im * ratio, re * ratio + im)
+    return p.bind_complex(anp.where(by_real, 1 / denominator, ratio / denominator),
+                          anp.where(by_real, -ratio / denominator, -1 / denominator))
+
+
 def reciprocal(x, /):
     """``1 / x`` in ``x``'s dtype (for integers NumPy's truncating ``1 // x``: 1 and -1 give
-    themselves, every other value 0; ``0`` is an error, as in NumPy)."""
+    themselves, every other value 0; ``0`` is an error, as in NumPy; booleans give int8)."""
     if not _traced(x):
         return np.reciprocal(x)
     if x.dtype.kind == "f":
         return anp.divide(anp.asarray(1, dtype=x.dtype), x)
+    if x.dtype.kind == "c":
+        return _complex_reciprocal(x)
     if x.dtype.kind == "b":
-        raise TypeError("ufunc 'reciprocal' not supported for the input types (bool)")
+        return anp.where(x, anp.asarray(1, dtype=np.int8), anp.asarray(0, dtype=np.int8))
     return anp.where(anp.abs(x) == 1, x, anp.zeros_like(x))
 
 
@@ -232,7 +246,8 @@ class ArrayNamespaceInfo:
         return list(available())
 
     def default_dtypes(self, *, device=None) -> dict:
-        return {"real floating": np.dtype(np.float64), "integral": np.dtype(np.int64),
+        return {"real floating": np.dtype(np.float64),
+                "complex floating": np.dtype(np.complex128), "integral": np.dtype(np.int64),
                 "indexing": np.dtype(np.int64)}
 
     def dtypes(self, *, device=None, kind=None) -> dict:

@@ -25,6 +25,7 @@ bool_ = _np.bool_
 int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
 uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
 float32, float64 = _np.float32, _np.float64
+complex64, complex128 = _np.complex64, _np.complex128
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 newaxis = None
 dtype = _np.dtype
@@ -248,10 +249,16 @@ def positive(x):
 
 
 def conjugate(x):
-    """Complex conjugate; arrjit's dtypes are real, so this is the identity (bool becomes
-    int8, as in NumPy)."""
+    """``numpy.conjugate``: the complex conjugate; real values are themselves (bool becomes
+    int8, as in NumPy).
+
+    >>> conjugate(_np.array([1 + 2j]))
+    array([1.-2.j])
+    """
     if not isinstance(x, _Tracer):
         return _np.conjugate(x)
+    if x.dtype.kind == "c":
+        return _p.bind_ufunc(_Op.CONJ, x)
     return astype(x, _np.int8) if x.dtype == _np.bool_ else x
 
 
@@ -259,12 +266,40 @@ conj = conjugate
 
 
 def real(x):
-    return x if isinstance(x, _Tracer) else _np.real(x)
+    """``numpy.real``: the real part (a real array is its own).
+
+    >>> real(_np.array([1 + 2j]))
+    array([1.])
+    """
+    if isinstance(x, _Tracer):
+        return _p.bind_complex_part(_Op.REAL, x) if x.dtype.kind == "c" else x
+    return _np.real(x)
 
 
 def imag(x):
-    """``numpy.imag``: arrjit's dtypes are real, so zeros in ``x``'s dtype."""
-    return zeros(x.shape, x.dtype) if isinstance(x, _Tracer) else _np.imag(x)
+    """``numpy.imag``: the imaginary part (zeros of a real array's dtype).
+
+    >>> imag(_np.array([1 + 2j]))
+    array([2.])
+    """
+    if isinstance(x, _Tracer):
+        return _p.bind_complex_part(_Op.IMAG, x) if x.dtype.kind == "c" else zeros(
+            x.shape, x.dtype)
+    return _np.imag(x)
+
+
+def angle(z, deg: bool = False):
+    """``numpy.angle``: the argument of a complex value, ``arctan2(imag, real)``.
+
+    >>> angle(_np.array([1j]))
+    array([1.57079633])
+    """
+    if not isinstance(z, _Tracer):
+        return _np.angle(z, deg)
+    # NumPy's own spelling: a real input's imaginary part is the weak scalar 0, so
+    # angle(uint8) is float16 there (refused here) and angle(bool) float64.
+    out = arctan2(imag(z), real(z)) if z.dtype.kind == "c" else arctan2(0, z)  # noqa: F821
+    return multiply(out, 180.0 / pi) if deg else out  # noqa: F821
 
 
 def where(condition, x=None, y=None):

@@ -35,10 +35,11 @@ def dot(a, b):
 
 
 def vdot(a, b):
-    """``numpy.vdot`` for real arrays: the dot product of the flattened inputs."""
+    """``numpy.vdot``: the dot product of the flattened inputs, the first conjugated."""
     if not _traced(a, b):
         return np.vdot(a, b)
-    return dot(anp.ravel(a), anp.ravel(b))
+    a = anp.ravel(a)
+    return dot(anp.conjugate(a) if p.aval_of(a).dtype.kind == "c" else a, anp.ravel(b))
 
 
 def inner(a, b):

@@ -53,9 +53,13 @@ def array_equal(a1, a2, equal_nan=False):
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
-    """``numpy.nan_to_num``: NaN -> ``nan``, +-inf -> the largest finite values."""
+    """``numpy.nan_to_num``: NaN -> ``nan``, +-inf -> the largest finite values (for complex
+    values, in each part)."""
     if not _traced(x):
         return np.nan_to_num(x, copy=copy, nan=nan, posinf=posinf, neginf=neginf)
+    if x.dtype.kind == "c":
+        return p.bind_complex(*(nan_to_num(part, nan=nan, posinf=posinf, neginf=neginf)
+                                for part in (anp.real(x), anp.imag(x))))
     if x.dtype.kind != "f":
         return x
     info = np.finfo(x.dtype)

@@ -111,12 +111,12 @@ def _count(a, axes) -> int:
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False):
-    """``numpy.mean``: float64 for integer inputs, float32 stays float32."""
+    """``numpy.mean``: float64 for integer inputs, float32 (and complex) stays as it is."""
     if not isinstance(a, Tracer):
         return np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
     axes = _axes(axis, a.ndim)
     acc = np.dtype(dtype) if dtype is not None else (
-        a.dtype if a.dtype.kind == "f" else np.dtype(np.float64))
+        a.dtype if a.dtype.kind in "fc" else np.dtype(np.float64))
     total = sum(a, axis=axes, dtype=acc, keepdims=keepdims)
     return anp.true_divide(total, _count(a, axes)).astype(acc)
 
@@ -132,18 +132,23 @@ def _ddof(ddof, correction):
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
     """``numpy.var``: mean of squared deviations, divided by ``n - ddof`` (``correction``:
-    the array API's ``ddof``)."""
+    the array API's ``ddof``); for complex input the squared magnitudes, a real result."""
     ddof = _ddof(ddof, correction)
     if not isinstance(a, Tracer):
         return np.var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
     axes = _axes(axis, a.ndim)
     acc = np.dtype(dtype) if dtype is not None else (
-        a.dtype if a.dtype.kind == "f" else np.dtype(np.float64))
+        a.dtype if a.dtype.kind in "fc" else np.dtype(np.float64))
     n = _count(a, axes)
     centered = anp.subtract(a, anp.true_divide(sum(a, axis=axes, dtype=acc, keepdims=True), n))
     centered = centered.astype(acc) if centered.dtype != acc else centered
-    total = sum(anp.multiply(centered, centered), axis=axes, dtype=acc, keepdims=keepdims)
-    return anp.true_divide(total, builtins.max(n - ddof, 0)).astype(acc)
+    if acc.kind == "c":
+        re, im = anp.real(centered), anp.imag(centered)
+        squares = anp.add(anp.multiply(re, re), anp.multiply(im, im))
+    else:
+        squares = anp.multiply(centered, centered)
+    total = sum(squares, axis=axes, keepdims=keepdims)
+    return anp.true_divide(total, builtins.max(n - ddof, 0)).astype(squares.dtype)
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
@@ -191,7 +196,7 @@ def nansum(a, axis=None, dtype=None, keepdims=False):
     """``numpy.nansum``: NaNs count as zero."""
     if not isinstance(a, Tracer):
         return np.nansum(a, axis=axis, dtype=dtype, keepdims=keepdims)
-    if a.dtype.kind == "f":
+    if a.dtype.kind in "fc":
         a = anp.where(anp.isnan(a), 0, a)
     return sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
 
@@ -200,10 +205,12 @@ def _nan_extreme(fn, np_fn, fill):
     def nan_ext(a, axis=None, keepdims=False):
         if not isinstance(a, Tracer):
             return np_fn(a, axis=axis, keepdims=keepdims)
-        if a.dtype.kind != "f":
+        if a.dtype.kind not in "fc":
             return fn(a, axis=axis, keepdims=keepdims)
         nan = anp.isnan(a)
-        best = fn(anp.where(nan, fill, a), axis=axis, keepdims=keepdims)
+        # a complex fill is below (above) every value in NumPy's lexicographic order
+        fill_value = complex(fill, fill) if a.dtype.kind == "c" else fill
+        best = fn(anp.where(nan, fill_value, a), axis=axis, keepdims=keepdims)
         return anp.where(all(nan, axis=axis, keepdims=keepdims), np.nan, best)
     nan_ext.__name__ = np_fn.__name__
     nan_ext.__doc__ = f"``numpy.{np_fn.__name__}``: NaNs are ignored; an all-NaN slice is NaN."
@@ -218,7 +225,7 @@ def nanmean(a, axis=None, keepdims=False):
     """``numpy.nanmean``: the mean of the non-NaN values."""
     if not isinstance(a, Tracer):
         return np.nanmean(a, axis=axis, keepdims=keepdims)
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fc":
         return mean(a, axis=axis, keepdims=keepdims)
     valid = anp.logical_not(anp.isnan(a))
     return anp.true_divide(nansum(a, axis=axis, keepdims=keepdims),

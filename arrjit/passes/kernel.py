@@ -55,7 +55,7 @@ class Load:
 @dataclass(frozen=True)
 class Const:
     name: str
-    value: object           # a Python scalar
+    value: bool | int | float | complex   # a Python scalar
     dtype: np.dtype
     runtime: bool = False   # a value from shapes: a run-time parameter, not a literal
 

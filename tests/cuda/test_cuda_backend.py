@@ -8,6 +8,7 @@ import arrjit.numpy as anp
 from arrjit import lax
 from arrjit.backends.cuda.device import simulated
 from arrjit.core.ir import BINARY, UNARY
+from arrjit.errors import UnsupportedDtypeError
 
 from helpers import ALL_DTYPES, assert_same, numpy_or_none, sample
 
@@ -216,6 +217,18 @@ def test_errors_are_the_cpu_backends():
         cuda_jit(lambda x, i: x[i])(np.arange(4.0), np.array([5]))
     with pytest.raises(TypeError, match="argument 'x'"):
         cuda_jit(lambda x: x + 1)(object())
+
+
+@pytest.mark.parametrize("function, value, expected", [
+    (lambda z: z * 2, np.array([1 + 2j, 3j]), np.array([2 + 4j, 6j])),          # complex input
+    (lambda x: anp.abs(x * 1j), np.array([1.0, -2.0]), np.array([1.0, 2.0])),     # complex inside
+    (lambda x: lax.fori_loop(0, 2, lambda i, c: c * 1j, x + 0j).real,             # complex loop
+     np.array([3.0]), np.array([-3.0])),
+])
+def test_complex_values_are_refused_with_the_way_out(function, value, expected):
+    with pytest.raises(UnsupportedDtypeError, match=r"complex128.*device='cpu'"):
+        cuda_jit(function)(value)
+    assert_same(arrjit.jit(function, device="cpu")(value), expected)
 
 
 def test_results_stay_on_the_device_and_chain_without_copies():

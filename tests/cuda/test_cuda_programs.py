@@ -10,7 +10,7 @@ import arrjit
 import arrjit.numpy as anp
 
 from helpers import assert_same
-from test_differential import make_inputs, programs, run_program
+from test_differential import REAL_DTYPES, make_inputs, programs, run_program
 from test_namespace import MIXED_OPS, check_mixed_program
 
 pytestmark = pytest.mark.cuda
@@ -19,7 +19,7 @@ EXAMPLES = int(os.environ.get("ARRJIT_CUDA_TEST_EXAMPLES", "25"))
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(programs())
+@given(programs(REAL_DTYPES))     # device="cuda" refuses complex: test_cuda_backend
 def test_random_elementwise_programs_match_numpy(case):
     shapes, dtypes, program, seed = case
     inputs = make_inputs(shapes, dtypes, seed)

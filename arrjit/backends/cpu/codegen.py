@@ -17,8 +17,9 @@ import numpy as np
 
 from ...core.rules import ARG_REDUCTIONS, REDUCTION_RULES
 from ...passes.kernel import Affine, Compute, Const, Kernel, Load, Reduce
-from ..source import constant_text, extreme as _extreme
-from .expressions import expression, literal, type_name
+from ...core.ir import Op
+from ..source import constant_text, extreme as _extreme, isnan_complex
+from .expressions import EXPRESSIONS, expression, literal, type_name
 
 # Elementwise kernels compile without fast-math: +, -, *, / then round exactly as NumPy's loops
 # do (no FMA contraction, no reassociation), and they vectorise without it.
@@ -26,7 +27,7 @@ NJIT_OPTIONS = 'nogil=True, error_model="numpy", cache=CACHE'
 # Reduction kernels may reassociate (never nnan/ninf): the accumulation vectorises, and the sum
 # order already differs from NumPy's pairwise summation (results agree within rounding).
 REDUCTION_OPTIONS = NJIT_OPTIONS + ', fastmath={"reassoc"}'
-CODEGEN_VERSION = "cpu-12"
+CODEGEN_VERSION = "cpu-13"
 
 
 PRELUDE = f'''\
@@ -142,6 +143,9 @@ def _extreme_update(largest: bool, dtype: np.dtype, acc: str, v: str) -> str:
     (``llvm.maximum``/``minimum``: a loop reducing with them vectorises)."""
     if dtype.kind == "f":
         return f"{acc} = {'_M.fmaximum' if largest else '_M.fminimum'}({acc}, {v})"
+    if dtype.kind == "c":   # NumPy's lexicographic maximum/minimum, NaN propagating
+        op = Op.MAXIMUM if largest else Op.MINIMUM
+        return f"{acc} = {EXPRESSIONS[op]((acc, v), (dtype, dtype))}"
     return f"{acc} = {v} if {v} {'>' if largest else '<'} {acc} else {acc}"
 
 
@@ -150,6 +154,8 @@ def _arg_match(r: Reduce, m: str) -> str:
     v = r.value
     if r.dtype.kind == "f":
         return f"(({v} == {m}) | (({m} != {m}) & ({v} != {v})))"
+    if r.dtype.kind == "c":
+        return f"(({v} == {m}) | ({isnan_complex(m)} & {isnan_complex(v)}))"
     return f"({v} == {m})"
 
 
@@ -212,6 +218,11 @@ def _better(r: Reduce, candidate: str, current: str) -> str:
     order, this keeps the first occurrence (the rule's ``ties``)."""
     assert REDUCTION_RULES[r.op].ties == "first", "only NumPy's first-occurrence rule"
     better = f"{candidate} {'>' if _largest(r) else '<'} {current}"
+    if r.dtype.kind == "c":
+        order = Op.GT if _largest(r) else Op.LT
+        compare = EXPRESSIONS[order]((candidate, current), (r.dtype, r.dtype))
+        return (f"({compare}) | ({isnan_complex(candidate)} & "
+                f"(not {isnan_complex(current)}))")
     if r.dtype.kind == "f":
         better = f"({better}) | (({candidate} != {candidate}) & ({current} == {current}))"
     return better

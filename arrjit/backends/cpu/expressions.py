@@ -9,32 +9,56 @@ from __future__ import annotations
 
 from ...core.ir import Op
 from ...passes.kernel import Compute
+from .mathlib.complex import HELPERS as COMPLEX_HELPERS
 from ..source import (NEUTRAL_EXPRESSIONS, Expr, by_kind as _by_kind, call as _call,
                       expression as _expression, literal, type_name)
 
 __all__ = ["EXPRESSIONS", "expression", "literal", "type_name"]
 
 
+def _complex_helper(name: str, args, dts) -> str | None:
+    """The ``mathlib.complex`` helper for complex operands, where it has one."""
+    if dts[0].kind == "c" and name in COMPLEX_HELPERS:
+        return f"_M.{name}_c{dts[0].itemsize * 8}({', '.join(args)})"
+    return None
+
+
 def _math(name: str, libm: str, integer: Expr | None = None) -> Expr:
-    """A float function of ``mathlib`` (vectorisable) by width; for other kinds ``integer``
-    or the C library's ``libm``."""
+    """A float function of ``mathlib`` (vectorisable) by width; for complex operands its
+    ``mathlib.complex`` helper or numba's own (``libm``); for other kinds ``integer`` or the
+    C library's ``libm``."""
     suffix = {4: "32", 8: "64"}
 
     def render(args, dts):
         if dts[0].kind == "f" and dts[0].itemsize in suffix:
             joiner = "_" if name[-1].isdigit() else ""
             return f"_M.{name}{joiner}{suffix[dts[0].itemsize]}({', '.join(args)})"
-        if integer is not None:
+        helper = _complex_helper(name, args, dts)
+        if helper is not None:
+            return helper
+        if integer is not None and dts[0].kind != "c":
             return integer(args, dts)
         return f"{libm}({', '.join(args)})"
+    return render
+
+
+def _complex_or(name: str, other: Expr) -> Expr:
+    """The ``mathlib.complex`` helper ``name`` for complex operands, else ``other``."""
+    def render(args, dts):
+        helper = _complex_helper(name, args, dts)
+        return helper if helper is not None else other(args, dts)
     return render
 
 
 EXPRESSIONS: dict[Op, Expr] = {
     **NEUTRAL_EXPRESSIONS,
     # NumPy: sign(-0.0) is +0.0 (numba's np.sign keeps -0.0); NaN stays NaN
-    Op.SIGN: _by_kind("({a} if {a} != {a} else ({O} if {a} > {Z} else (-{O} if {a} < {Z} else {Z})))",
-                      "np.sign({a})", uint="({a} != {Z})", bool_="{a}"),
+    Op.SIGN: _complex_or("sign", _by_kind(
+        "({a} if {a} != {a} else ({O} if {a} > {Z} else (-{O} if {a} < {Z} else {Z})))",
+        "np.sign({a})", uint="({a} != {Z})", bool_="{a}")),
+    Op.MUL: _complex_or("mul", NEUTRAL_EXPRESSIONS[Op.MUL]),
+    Op.SQUARE: _complex_or("square", NEUTRAL_EXPRESSIONS[Op.SQUARE]),
+    Op.DIV: _complex_or("div", NEUTRAL_EXPRESSIONS[Op.DIV]),
     Op.EXP: _math("exp", "np.exp"),
     Op.LOG: _math("log", "np.log"),
     Op.LOG1P: _math("log1p", "np.log1p"),
@@ -49,19 +73,19 @@ EXPRESSIONS: dict[Op, Expr] = {
     Op.TANH: _math("tanh", "np.tanh"),
     Op.SINH: _math("sinh", "np.sinh"),
     Op.COSH: _math("cosh", "np.cosh"),
-    Op.ARCSIN: _call("np.arcsin"),
-    Op.ARCCOS: _call("np.arccos"),
+    Op.ARCSIN: _complex_or("arcsin", _call("np.arcsin")),
+    Op.ARCCOS: _complex_or("arccos", _call("np.arccos")),
     Op.ARCTAN: _math("arctan", "np.arctan"),
-    Op.ARCSINH: _call("np.arcsinh"),
-    Op.ARCCOSH: _call("np.arccosh"),
-    Op.ARCTANH: _call("np.arctanh"),
+    Op.ARCSINH: _complex_or("arcsinh", _call("np.arcsinh")),
+    Op.ARCCOSH: _complex_or("arccosh", _call("np.arccosh")),
+    Op.ARCTANH: _complex_or("arctanh", _call("np.arctanh")),
     Op.TRUNC: _by_kind("np.trunc({a})", "{a}"),
     Op.SIGNBIT: _call("np.signbit"),
     Op.COPYSIGN: _call("np.copysign"),
     Op.NEXTAFTER: _call("np.nextafter"),
     Op.FLOOR: _by_kind("np.floor({a})", "{a}"),
     Op.CEIL: _by_kind("np.ceil({a})", "{a}"),
-    Op.RINT: _by_kind("np.rint({a})", "{a}"),
+    Op.RINT: _complex_or("rint", _by_kind("np.rint({a})", "{a}")),
     Op.ISNAN: _by_kind("np.isnan({a})", "False"),
     Op.ISINF: _by_kind("np.isinf({a})", "False"),
     Op.ISFINITE: _by_kind("np.isfinite({a})", "True"),

@@ -15,8 +15,9 @@ from typing import Any, Mapping
 import numpy as np
 
 from ...core.dtypes import Aval
-from ...passes.kernel import Kernel
-from ...plan import Plan
+from ...errors import UnsupportedDtypeError
+from ...passes.kernel import Compute, Const, Kernel, Reduce
+from ...plan import KernelStep, LoopStep, Plan
 from ...runtime.compile import CompileStats
 from . import codegen
 from .arrays import result
@@ -25,6 +26,24 @@ from .device import (device_info, has_warp_shuffles, synchronize, to_device, to_
 from .launch import current_rule
 from .runner import CudaExecutable
 from .target import cache_key_fields
+
+
+def _refuse_complex(plan: Plan) -> None:
+    """Complex values compile for the CPU only (their math library is the CPU's)."""
+    dtypes = [aval.dtype for aval in plan.slot_avals]
+    for step in plan.steps:
+        if isinstance(step, KernelStep):
+            dtypes += [s.dtype for s in step.kernel.stmts + step.kernel.reductions
+                       if isinstance(s, (Compute, Const, Reduce))]
+        elif isinstance(step, LoopStep):
+            _refuse_complex(step.cond)
+            _refuse_complex(step.body)
+    complex_ = sorted({d.name for d in dtypes if d.kind == "c"})
+    if complex_:
+        raise UnsupportedDtypeError(
+            f"device='cuda' does not compile {' or '.join(complex_)} values yet (this function "
+            f"computes some); run it with device='cpu', or carry the real and imaginary parts "
+            f"(anp.real(z), anp.imag(z)) as float arrays.")
 
 
 class CudaBackend:
@@ -42,6 +61,7 @@ class CudaBackend:
         return codegen.render_kernel(kernel, current_rule().threads, has_warp_shuffles()).source
 
     def compile(self, plan: Plan, stats: CompileStats) -> CudaExecutable:
+        _refuse_complex(plan)
         return CudaExecutable(plan, stats, current_rule())
 
     def converts(self, x: Any) -> bool:

@@ -36,3 +36,4 @@ from .float64 import *  # noqa: F401,F403
 from .trig64 import *  # noqa: F401,F403
 from .power64 import *  # noqa: F401,F403
 from .float32 import *  # noqa: F401,F403
+from .complex import *  # noqa: F401,F403
