@@ -120,7 +120,10 @@ def test_random_programs_match_numpy(case):
             ref = np.asarray(ref)
             if ref.dtype.kind in "fc":
                 scale = np.nanmax(np.abs(ref[np.isfinite(ref)]), initial=1.0)
-                narrow = ref.dtype in (np.float32, np.complex64)
+                # a float64 result may come through a float32 value (abs of complex64:
+                # NumPy's is not correctly rounded, arrjit's is), so any narrow value counts
+                narrow = any(np.asarray(v).dtype in (np.float32, np.complex64)
+                             for v in (*inputs, *every))
                 tol = (1e-5 if narrow else 1e-12) * max(scale, 1.0)
                 assert out.dtype == ref.dtype and out.shape == ref.shape
                 np.testing.assert_allclose(out, ref, rtol=0, atol=tol, equal_nan=True)
