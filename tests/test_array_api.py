@@ -117,11 +117,12 @@ def test_sign_bits_truncation_and_neighbours_follow_numpy_on_special_values():
 def test_descending_sorts_agree_with_array_api_strict(axis):
     x = np.array([[1.0, np.nan, 3.0, 1.0, 2.0], [0.5, 0.5, -1.0, np.nan, 7.0]])
     f = arrjit.jit(lambda x: (anp.sort(x, axis=axis, descending=True),
-                              anp.argsort(x, axis=axis, descending=True)))
+                              anp.argsort(x, axis=axis, descending=True, stable=False)))
     strict = xps.reshape(xps.asarray(x), (-1,)) if axis is None else xps.asarray(x)
     strict_axis = 0 if axis is None else axis      # the standard has no axis=None
     refs = (xps.sort(strict, axis=strict_axis, descending=True),
             xps.argsort(strict, axis=strict_axis, descending=True))
+    # stable=False allows any order of ties; arrjit's sorts are always stable
     for out, eager, ref in zip(f(x), (anp.sort(x, axis=axis, descending=True),
                                       anp.argsort(x, axis=axis, descending=True)), refs):
         assert_same(out, np.asarray(ref))
@@ -150,3 +151,47 @@ def test_sign_of_negative_zero_is_positive_zero_as_in_numpy(dtype):
     out = arrjit.jit(anp.sign)(np.array([-0.0, 0.0, -2.0, np.nan], dtype))
     assert_same(out, np.sign(np.array([-0.0, 0.0, -2.0, np.nan], dtype)))
     assert not np.signbit(out[:2]).any()
+
+
+CREATORS = {
+    "asarray": lambda **kw: anp.asarray([1.0, 2.0], **kw),
+    "zeros": lambda **kw: anp.zeros((2, 3), **kw),
+    "ones": lambda **kw: anp.ones(3, **kw),
+    "empty": lambda **kw: anp.empty(2, **kw) * 0,
+    "full": lambda **kw: anp.full(2, 7, **kw),
+    "zeros_like": lambda **kw: anp.zeros_like(np.ones(2), **kw),
+    "ones_like": lambda **kw: anp.ones_like(np.ones(2), **kw),
+    "empty_like": lambda **kw: anp.empty_like(np.ones(2), **kw) * 0,
+    "full_like": lambda **kw: anp.full_like(np.ones(2), 3, **kw),
+    "arange": lambda **kw: anp.arange(4, **kw),
+    "linspace": lambda **kw: anp.linspace(0, 1, 5, **kw),
+    "eye": lambda **kw: anp.eye(3, **kw),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CREATORS))
+def test_creation_functions_take_the_standards_device_keyword(name):
+    make = CREATORS[name]
+    plain = make()
+    assert_same(make(device="cpu"), plain)
+    assert_same(arrjit.jit(lambda: make(device="cpu") + 0)(), plain + 0)
+    with pytest.raises(ValueError, match=rf"anp.{name}\(device='tpu'\).*devices here are"):
+        make(device="tpu")
+    with pytest.raises(ValueError, match="devices here are"):
+        arrjit.jit(lambda: make(device="tpu"))()
+
+
+def test_reshape_takes_numpy_2_1s_shape_and_copy_keywords():
+    x = np.arange(6.0)
+    assert anp.reshape(x, shape=(2, 3)).shape == anp.reshape(x, newshape=(3, 2)).shape[::-1]
+    with pytest.raises(ValueError):
+        anp.reshape(x.reshape(2, 3).T, 6, copy=False)      # NumPy cannot make that a view
+    assert_same(arrjit.jit(lambda x: anp.reshape(x, shape=(3, -1), copy=True) * 2)(x),
+                x.reshape(3, 2) * 2)
+
+
+def test_finfo_and_iinfo_take_arrays_as_the_standard_says():
+    assert anp.finfo(np.ones(2, np.float32)).bits == 32
+    assert anp.finfo(np.ones(2, np.complex128)).eps == np.finfo(np.float64).eps
+    assert anp.iinfo(np.ones(2, np.uint16)).max == 65535
+    assert arrjit.jit(lambda x: x + anp.iinfo(x).max)(np.zeros(1, np.int8))[0] == 127

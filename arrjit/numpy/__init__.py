@@ -2,9 +2,9 @@
 
 Inside ``arrjit.jit`` the functions record primitives on traced arrays; outside they run
 eagerly and return what NumPy returns (``numpy.ndarray`` results). The functions live in
-topic modules (``base``: creation, elementwise, manipulation; ``reductions``, ``linalg``,
-``shapes``, ``indexing``, ``misc``, ``arrayapi``: the array API standard's spellings); this
-package re-exports them. Traced arrays have ``__array_namespace__`` (this namespace), so
+topic modules (``base``: creation, elementwise; ``views``: shape manipulation;
+``reductions``, ``linalg``, ``shapes``, ``indexing``, ``misc``, ``arrayapi``: the array API
+standard's spellings); this package re-exports them. Traced arrays have ``__array_namespace__`` (this namespace), so
 code written against ``array_api_compat.array_namespace(x)`` runs under jit.
 
 >>> import arrjit, arrjit.numpy as anp

@@ -195,14 +195,23 @@ def isdtype(dtype, kind):
     return np.isdtype(np.dtype(_dtype_of(dtype)), kind)
 
 
+def _info_dtype(x: Any) -> Any:
+    """The standard's ``finfo``/``iinfo`` take a dtype or an array (traced or not)."""
+    return x.dtype if isinstance(x, (np.ndarray, np.generic)) else _dtype_of(x)
+
+
 def finfo(type, /):
-    """``numpy.finfo``; a traced array counts as its dtype."""
-    return np.finfo(_dtype_of(type))
+    """``numpy.finfo``; an array (traced or not) counts as its dtype.
+
+    >>> finfo(np.ones(2, np.float32)).bits
+    32
+    """
+    return np.finfo(_info_dtype(type))
 
 
 def iinfo(type, /):
-    """``numpy.iinfo``; a traced array counts as its dtype."""
-    return np.iinfo(_dtype_of(type))
+    """``numpy.iinfo``; an array (traced or not) counts as its dtype."""
+    return np.iinfo(_info_dtype(type))
 
 
 def _eager_only(name: str):

@@ -1,5 +1,5 @@
-"""The namespace's base: dtypes and constants, creation, elementwise functions (one
-primitive each) and shape manipulation. The topic modules build on these.
+"""The namespace's base: dtypes and constants, creation and elementwise functions (one
+primitive each), with the views of ``views``. The topic modules build on these.
 
 >>> reshape(arange(6.0), (2, 3)).shape
 (2, 3)
@@ -9,16 +9,16 @@ array([-1.,  1.,  1.])
 from __future__ import annotations
 
 import builtins
-import operator
-from typing import Any as _Any, Sequence as _Sequence
+from typing import Any as _Any
 
 import numpy as _np
 
 from ..core import primitives as _p
 from ..core.dtypes import check_supported as _check_supported
 from ..core.ir import Op as _Op
-from ..core.trace import (Tracer as _Tracer, current_trace as _current_trace,
-                          describe as _describe, static_hint as _static_hint)
+from ..core.trace import Tracer as _Tracer, current_trace as _current_trace
+from .views import *  # noqa: F401,F403  (re-exported: the topic modules use base's names)
+from .views import _normalize_axis, _shape_tuple, _size  # noqa: F401
 
 # dtypes and constants, as in numpy / jax.numpy
 bool_ = _np.bool_
@@ -34,31 +34,6 @@ ndarray = _np.ndarray
 
 def _is_traced(*xs: _Any) -> bool:
     return builtins.any(isinstance(x, _Tracer) for x in xs)
-
-
-def _shape_tuple(shape) -> tuple[int, ...]:
-    for d in (shape,) + (tuple(shape) if isinstance(shape, (tuple, list)) else ()):
-        if isinstance(d, _Tracer):
-            raise _p.errors.ConcretizationTypeError(_traced_shape_message(d))
-    if isinstance(shape, (int, _np.integer)):
-        return (operator.index(shape),)
-    return tuple(operator.index(d) for d in shape)
-
-
-def _traced_shape_message(value: _Tracer) -> str:
-    hint = _static_hint(value)
-    fix = (f"mark that argument static: {hint}" if hint else
-           "mark its argument static with jit(f, static_argnames=(...))")
-    return (f"an array shape must be known while tracing, but it is {_describe(value)}: "
-            f"{fix}, or take the size from an array's .shape, which is static inside jit")
-
-
-def _normalize_axis(axis: int, ndim: int, argname: str = "axis") -> int:
-    axis = operator.index(axis)
-    if not -ndim <= axis < builtins.max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
-        raise _np.exceptions.AxisError(f"{argname} {axis} is out of bounds for array of "
-                                       f"dimension {ndim}")
-    return axis % builtins.max(ndim, 1)
 
 
 def _checked_dtype(dtype, what: str):
@@ -94,6 +69,22 @@ def _traced_constant(result: _np.ndarray):
     return result
 
 
+def _placed(result, device, function: str):
+    """``result`` on ``device`` (the array API's keyword of the creation functions). Inside
+    jit arrays live where the jitted function runs, so only the name is checked there."""
+    if device is None:
+        return result
+    from .. import placement
+
+    names = placement.devices()
+    if device not in names:
+        raise ValueError(f"anp.{function}(device={device!r}): the devices here are {names}; "
+                         f"pass one of them, or leave device=None")
+    if isinstance(result, _Tracer):
+        return result
+    return placement.device_put(result, device)
+
+
 def _contains_tracer(obj) -> bool:
     if isinstance(obj, _Tracer):
         return True
@@ -105,13 +96,17 @@ def _contains_tracer(obj) -> bool:
 def asarray(a, dtype=None, *, copy=None, device=None):
     """``numpy.asarray``: no copy when ``a`` already is an array of that dtype; ``copy=False``
     refuses a conversion that must copy, as NumPy does. A traced array is immutable, so a
-    copy of it is itself. ``device`` (the array API's) is accepted for the current one."""
+    copy of it is itself. ``device`` places the result (see ``arrjit.devices()``).
+
+    >>> asarray([1, 2], dtype="float32", device="cpu")
+    array([1., 2.], dtype=float32)
+    """
     if isinstance(a, _Tracer):
         if copy is False and dtype is not None and _np.dtype(dtype) != a.dtype:
             raise ValueError(f"Unable to avoid copy while creating an array as requested: "
                              f"{a.aval} cast to {_np.dtype(dtype).name}")
-        return a if dtype is None else astype(a, dtype)
-    return array(a, dtype=dtype, copy=copy)
+        return _placed(a if dtype is None else astype(a, dtype), device, "asarray")
+    return _placed(array(a, dtype=dtype, copy=copy), device, "asarray")
 
 
 def _filled(shape, fill_value, dtype) -> _Any:
@@ -130,51 +125,55 @@ def _filled(shape, fill_value, dtype) -> _Any:
     return _np.full(shape, fill_value, dtype=dt)
 
 
-def zeros(shape, dtype=None):
-    """``numpy.zeros``; the default dtype is float64."""
-    return _filled(shape, 0, float64 if dtype is None else dtype)
+def zeros(shape, dtype=None, *, device=None):
+    """``numpy.zeros``; the default dtype is float64; ``device`` as in ``asarray``.
+
+    >>> zeros((2,), dtype="int8")
+    array([0, 0], dtype=int8)
+    """
+    return _placed(_filled(shape, 0, float64 if dtype is None else dtype), device, "zeros")
 
 
-def ones(shape, dtype=None):
-    """``numpy.ones``; the default dtype is float64."""
-    return _filled(shape, 1, float64 if dtype is None else dtype)
+def ones(shape, dtype=None, *, device=None):
+    """``numpy.ones``; the default dtype is float64; ``device`` as in ``asarray``."""
+    return _placed(_filled(shape, 1, float64 if dtype is None else dtype), device, "ones")
 
 
-def empty(shape, dtype=None):
+def empty(shape, dtype=None, *, device=None):
     """``numpy.empty``; inside jit the contents are zeros (never uninitialised memory)."""
     if _current_trace() is not None:
-        return zeros(shape, dtype)
-    return _np.empty(_shape_tuple(shape), dtype=_check_supported(float64 if dtype is None
-                                                                  else dtype, "empty"))
+        return zeros(shape, dtype, device=device)
+    return _placed(_np.empty(_shape_tuple(shape), dtype=_check_supported(
+        float64 if dtype is None else dtype, "empty")), device, "empty")
 
 
-def full(shape, fill_value, dtype=None):
-    """``numpy.full``."""
-    return _filled(shape, fill_value, dtype)
+def full(shape, fill_value, dtype=None, *, device=None):
+    """``numpy.full``; ``device`` as in ``asarray``."""
+    return _placed(_filled(shape, fill_value, dtype), device, "full")
 
 
 def _like(a, dtype, shape):
     return (dtype if dtype is not None else a.dtype), (a.shape if shape is None else shape)
 
 
-def zeros_like(a, dtype=None, shape=None):
-    return zeros(*reversed(_like(a, dtype, shape)))
+def zeros_like(a, dtype=None, shape=None, *, device=None):
+    return _placed(zeros(*reversed(_like(a, dtype, shape))), device, "zeros_like")
 
 
-def ones_like(a, dtype=None, shape=None):
-    return ones(*reversed(_like(a, dtype, shape)))
+def ones_like(a, dtype=None, shape=None, *, device=None):
+    return _placed(ones(*reversed(_like(a, dtype, shape))), device, "ones_like")
 
 
-def empty_like(a, dtype=None, shape=None):
-    return empty(*reversed(_like(a, dtype, shape)))
+def empty_like(a, dtype=None, shape=None, *, device=None):
+    return _placed(empty(*reversed(_like(a, dtype, shape))), device, "empty_like")
 
 
-def full_like(a, fill_value, dtype=None, shape=None):
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None):
     dt, sh = _like(a, dtype, shape)
-    return full(sh, fill_value, dt)
+    return _placed(full(sh, fill_value, dt), device, "full_like")
 
 
-def arange(start, stop=None, step=None, dtype=None):
+def arange(start, stop=None, step=None, dtype=None, *, device=None):
     """``numpy.arange`` (bounds must be concrete: the length is part of the shape)."""
     for name, v in (("start", start), ("stop", stop), ("step", step)):
         if isinstance(v, _Tracer):
@@ -183,17 +182,18 @@ def arange(start, stop=None, step=None, dtype=None):
                 f"known while tracing. Mark that argument static (static_argnames=...).")
     out = _np.arange(start, stop, step, dtype=_checked_dtype(dtype, "arange"))
     _check_supported(out.dtype, "arange")
-    return _traced_constant(out)
+    return _placed(_traced_constant(out), device, "arange")
 
 
-def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None):
+def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, *, device=None):
     """``numpy.linspace`` with concrete bounds."""
     if _is_traced(start, stop):
         raise _p.errors.ConcretizationTypeError(
             "anp.linspace with traced bounds is not supported; pass the bounds as static "
             "arguments (static_argnames=...)")
-    return _traced_constant(_np.linspace(start, stop, num, endpoint=endpoint,
-                                        dtype=_checked_dtype(dtype, "linspace")))
+    return _placed(_traced_constant(_np.linspace(start, stop, num, endpoint=endpoint,
+                                                dtype=_checked_dtype(dtype, "linspace"))),
+                   device, "linspace")
 
 
 # --------------------------------------------------------------------------------------------
@@ -366,129 +366,3 @@ def round(a, decimals: int = 0):  # noqa: A001
 
 
 around = round
-
-
-# --------------------------------------------------------------------------------------------
-# shapes and views
-# --------------------------------------------------------------------------------------------
-def _size(shape: _Sequence[int]) -> int:
-    return int(_np.prod(shape, dtype=_np.int64))
-
-
-def reshape(a, newshape=None, order: str = "C", *, shape=None):
-    """``numpy.reshape`` (C order; one dimension may be -1)."""
-    if shape is not None:
-        newshape = shape
-    if order != "C":
-        raise NotImplementedError(f"reshape order={order!r}: arrjit supports order='C' only")
-    if not isinstance(a, _Tracer):
-        return _np.reshape(a, _shape_tuple(newshape))
-    target = list(_shape_tuple(newshape))
-    unknown = [i for i, d in enumerate(target) if d == -1]
-    known = _size([d for d in target if d != -1])
-    if len(unknown) > 1:
-        raise ValueError("can only specify one unknown dimension")
-    if unknown and known and a.size % known == 0:
-        target[unknown[0]] = a.size // known
-    if unknown and target[unknown[0]] == -1 or _size(target) != a.size or builtins.any(
-            d < 0 for d in target):
-        raise ValueError(f"cannot reshape array of size {a.size} into shape "
-                         f"{tuple(_shape_tuple(newshape))}")
-    return _p.bind_reshape(a, tuple(target))
-
-
-def ravel(a, order: str = "C"):
-    return reshape(a, (-1,), order)
-
-
-def transpose(a, axes=None):
-    """``numpy.transpose``; ``axes`` defaults to reversing the dimensions."""
-    if not isinstance(a, _Tracer):
-        return _np.transpose(a, axes)
-    nd = a.ndim
-    perm = tuple(reversed(range(nd))) if axes is None else tuple(
-        _normalize_axis(ax, nd, "axis") for ax in axes)
-    if sorted(perm) != list(range(nd)):
-        raise ValueError("axes don't match array")
-    return _p.bind_transpose(a, perm)
-
-
-permute_dims = transpose
-
-
-def swapaxes(a, axis1: int, axis2: int):
-    if not isinstance(a, _Tracer):
-        return _np.swapaxes(a, axis1, axis2)
-    perm = list(range(a.ndim))
-    i, j = _normalize_axis(axis1, a.ndim, "axis1"), _normalize_axis(axis2, a.ndim, "axis2")
-    perm[i], perm[j] = perm[j], perm[i]
-    return _p.bind_transpose(a, tuple(perm))
-
-
-def moveaxis(a, source, destination):
-    if not isinstance(a, _Tracer):
-        return _np.moveaxis(a, source, destination)
-    src = [_normalize_axis(s, a.ndim, "source") for s in _np.atleast_1d(source)]
-    dst = [_normalize_axis(d, a.ndim, "destination") for d in _np.atleast_1d(destination)]
-    order = [n for n in range(a.ndim) if n not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
-    return _p.bind_transpose(a, tuple(order))
-
-
-def expand_dims(a, axis):
-    """``numpy.expand_dims`` (``axis`` an int or a tuple)."""
-    if not isinstance(a, _Tracer):
-        return _np.expand_dims(a, axis)
-    axes = (axis,) if isinstance(axis, (int, _np.integer)) else tuple(axis)
-    out_nd = a.ndim + len(axes)
-    positions = sorted(_normalize_axis(ax, out_nd) for ax in axes)
-    if len(set(positions)) != len(positions):
-        raise ValueError("repeated axis")
-    dims = iter(a.shape)
-    shape = tuple(1 if i in positions else next(dims) for i in range(out_nd))
-    return _p.bind_reshape(a, shape)
-
-
-def squeeze(a, axis=None):
-    """``numpy.squeeze``: remove size-1 dimensions (all, or those in ``axis``)."""
-    if not isinstance(a, _Tracer):
-        return _np.squeeze(a, axis)
-    if axis is None:
-        axes = {i for i, d in enumerate(a.shape) if d == 1}
-    else:
-        axes = {_normalize_axis(ax, a.ndim) for ax in
-                ((axis,) if isinstance(axis, (int, _np.integer)) else axis)}
-        if builtins.any(a.shape[i] != 1 for i in axes):
-            raise ValueError("cannot select an axis to squeeze out which has size not equal "
-                             "to one")
-    return _p.bind_reshape(a, tuple(d for i, d in enumerate(a.shape) if i not in axes))
-
-
-def broadcast_to(array, shape):
-    """``numpy.broadcast_to``: a read-only broadcast view (a free index map inside jit)."""
-    return _p.bind_broadcast(array, _shape_tuple(shape))
-
-
-def broadcast_arrays(*args):
-    shape = _p.broadcast_shapes_like_numpy([_p.aval_of(a).shape for a in args])
-    return [broadcast_to(a, shape) for a in args]
-
-
-def broadcast_shapes(*shapes):
-    return _p.broadcast_shapes_like_numpy([_shape_tuple(s) for s in shapes])
-
-
-def shape(a) -> tuple[int, ...]:
-    return tuple(a.shape) if isinstance(a, _Tracer) else _np.shape(a)
-
-
-def ndim(a) -> int:
-    return a.ndim if isinstance(a, _Tracer) else _np.ndim(a)
-
-
-def size(a) -> int:
-    return a.size if isinstance(a, _Tracer) else _np.size(a)
-
-
-flatten = ravel

@@ -260,9 +260,10 @@ def triu(m, k=0):
     return anp.where(mask, anp.zeros((), m.dtype), m)
 
 
-def eye(N, M=None, k=0, dtype=float):
-    """``numpy.eye`` (a constant)."""
-    return anp._traced_constant(np.eye(N, M, k, dtype=p.check_supported(dtype)))
+def eye(N, M=None, k=0, dtype=float, *, device=None):
+    """``numpy.eye`` (a constant); ``device`` as in ``asarray``."""
+    return anp._placed(anp._traced_constant(np.eye(N, M, k, dtype=p.check_supported(dtype))),
+                       device, "eye")
 
 
 def identity(n, dtype=float):
