@@ -12,6 +12,7 @@ from .batching import vmap
 from .config import config
 from .placement import block_until_ready, device_get, device_put, devices
 from .core.tree import register_pytree_node
+from . import dask  # noqa: F401  (dask arrays as arguments; imports dask only when one comes)
 
 from .version import __version__
 

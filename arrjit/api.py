@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import sys
 import time
 import weakref
 from collections import Counter, OrderedDict
@@ -99,6 +100,9 @@ class Jitted(ArgumentBinding):
         key, leaves = self._key(values)
         entry = self._cache.get(key)
         if entry is None:
+            for claims, handler in _collection_handlers:
+                if any(claims(x) for x in leaves):
+                    return handler(self, values, leaves)
             stats = self._stats
             before = (stats.compile_seconds, stats.load_seconds, stats.compiles, stats.disk_hits)
             entry = self._miss(key, values, leaves)
@@ -235,6 +239,24 @@ class Jitted(ArgumentBinding):
     def __repr__(self) -> str:
         return f"<arrjit.jit {self._name}>"
 
+    def __reduce__(self):
+        """Pickled by reference: the function (by name where importable, else by value under
+        cloudpickle, as dask ships it) and the jit options; the copy compiles, or loads from
+        the disk cache, on first use."""
+        module = getattr(self._fun, "__module__", None)
+        qualname = getattr(self._fun, "__qualname__", "")
+        target: Any = sys.modules.get(module or "")
+        for part in qualname.split("."):
+            target = getattr(target, part, None)
+        if target is self:                 # ``@jit`` at module level: the module's name
+            return qualname
+        options = dict(static_argnums=self.static_argnums or None,
+                       static_argnames=self.static_argnames or None,
+                       donate_argnums=self.donate_argnums or None,
+                       donate_argnames=self.donate_argnames or None,
+                       device=self._backend.name)
+        return (_rebuild_jitted, (self._fun, options))
+
     def __get__(self, obj, objtype=None):
         if obj is None:
             return self
@@ -282,6 +304,19 @@ class Compiled:
             raise TypeError(f"this compiled {self._jitted._name} was lowered for other argument "
                             f"shapes/dtypes/static values; call the jitted function instead")
         return self._jitted(*args, **kwargs)
+
+
+def _rebuild_jitted(fun: Callable, options: dict) -> "Jitted":
+    return Jitted(fun, **options)
+
+
+# (claims a leaf, runs the call) pairs: a package of array collections (arrjit.dask) registers
+# itself, so a call whose arguments are such collections plans over them instead of tracing.
+_collection_handlers: list[tuple[Callable[[Any], bool], Callable]] = []
+
+
+def register_collection(claims: Callable[[Any], bool], handler: Callable) -> None:
+    _collection_handlers.append((claims, handler))
 
 
 _NOT_FAST = object()
