@@ -220,6 +220,13 @@ class Jitted(ArgumentBinding):
         """Trace and plan for these arguments without running: ``.as_text()``, ``.compile()``."""
         values = self._bind(args, kwargs)
         key, leaves = self._key(values)
+        for claims, _ in _collection_handlers:
+            if any(claims(x) for x in leaves):
+                raise TypeError(
+                    f"{self._name}.lower() takes NumPy arrays; a call with dask arrays or "
+                    f"other chunked collections as arguments is planned over their chunks, one compiled program per "
+                    f"block. To see a block's program, lower with a NumPy array of the "
+                    f"block's shape, e.g. f.lower(x.blocks[0].compute())")
         entry = self._cache.get(key)
         if entry is None:
             entry = self._miss(key, values, leaves)
