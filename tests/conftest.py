@@ -2,8 +2,12 @@ import os
 import tempfile
 import warnings
 
-# Tests never touch the user's cache: one private temporary cache for the whole session.
-os.environ.setdefault("ARRJIT_CACHE_DIR", tempfile.mkdtemp(prefix="arrjit-test-cache-"))
+# Tests never touch the user's cache: one private temporary cache per test process. Under
+# pytest-xdist the workers inherit the controller's environment, so the marker says the
+# directory was ours to replace: each worker gets a fresh one (compile counts need it).
+if "ARRJIT_CACHE_DIR" not in os.environ or os.environ.get("ARRJIT_TEST_PRIVATE_CACHE"):
+    os.environ["ARRJIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="arrjit-test-cache-")
+    os.environ["ARRJIT_TEST_PRIVATE_CACHE"] = "1"
 # Every graph that enters the passes is checked (SSA form, order, avals): ``core.verify``.
 os.environ.setdefault("ARRJIT_VERIFY_IR", "1")
 
