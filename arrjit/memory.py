@@ -29,7 +29,7 @@ class Donations:
 
 
 def _reads(step) -> tuple[Var, ...]:
-    return step.reads if isinstance(step, Kernel) else step.node.inputs
+    return step.reads if isinstance(step, Kernel) else step.operands
 
 
 def _read_mismatch(load: Affine, store: Affine, kernel: Kernel) -> str:

@@ -34,12 +34,15 @@ class KernelStep:
 @dataclass(frozen=True)
 class LibraryStep:
     """A library call (``core.library``); its result becomes the buffer in ``out_slot``.
-    ``in_place_donor`` >= 0 marks a scatter that may update that donated input in place."""
+    ``in_place_donor`` >= 0 marks a scatter that may update that donated input in place;
+    ``in_perms`` reads an operand transposed (``numpy.transpose(buffer, perm)``; None: as it
+    is)."""
 
     node: Node
     in_slots: tuple[int, ...]
     out_slot: int
     in_place_donor: int = -1
+    in_perms: tuple[tuple[int, ...] | None, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -123,13 +126,14 @@ def build_plan(lowered: Lowered, *, donate: Sequence[int] = (),
             steps.append(KernelStep(fused_step, slots))
             continue
         node = fused_step.node
-        ins = tuple(slot[v] for v in node.inputs)
+        ins = tuple(slot[v] for v in fused_step.operands)
         if node.op is Op.WHILE:
             loop = lowered.loops[k]
             steps.append(LoopStep(node, ins, tuple(slot[v] for v in node.outs),
                                   build_plan(loop.cond), build_plan(loop.body)))
         else:
-            steps.append(LibraryStep(node, ins, slot[node.out], donations.scatters.get(k, -1)))
+            steps.append(LibraryStep(node, ins, slot[node.out], donations.scatters.get(k, -1),
+                                     fused_step.perms))
 
     outputs: list[tuple[str, Any]] = []
     for v in graph.outputs:

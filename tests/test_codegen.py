@@ -34,6 +34,24 @@ def test_dot_is_a_library_call():
     assert len(ks) == 1
 
 
+def test_a_transposed_matmul_operand_reaches_blas_as_a_view():
+    """``dot(a, b.T)`` and stacked ``a @ swapaxes(b)``: no copy kernel for the transpose."""
+    rng = np.random.default_rng(0)
+    a, b, s, t = (rng.random((4, 5)), rng.random((6, 5)), rng.random((2, 3, 5)),
+                  rng.random((2, 4, 5)))
+
+    def f(a, b, s, t):
+        return anp.dot(a, b.T), s @ anp.swapaxes(t, 1, 2), a.T.T @ (b.T + 0).T.T
+
+    ks, part = kernels_of(f, a, b, s, t)
+    assert len(ks) == 1          # only ``b.T + 0``
+    calls = [s for s in part.steps if isinstance(s, LibraryCall)]
+    assert [c.perms for c in calls] == [(None, (1, 0)), (None, (0, 2, 1)), (None, None)]
+    for got, want in zip(arrjit.jit(f)(a, b, s, t),
+                         (a @ b.T, s @ np.swapaxes(t, 1, 2), a @ (b.T + 0))):
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
 def test_source_is_independent_of_sizes():
     def f(x, y):
         return (x[1:, ::-1] * y[None, :]).T + x[:-1, :1].T

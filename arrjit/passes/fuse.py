@@ -7,7 +7,8 @@ slice, reshape) are composed into affine index maps, so they never copy. The ker
 loads, computations, literals and stores over named SSA values. ``codegen`` renders it.
 
 Which values are stored ("materialised"): graph outputs, operands and results of library
-calls, sources of a reshape that is not expressible as an index map, and costly values that a
+calls (a transposed matmul operand: the value it transposes, which BLAS reads as a view),
+sources of a reshape that is not expressible as an index map, and costly values that a
 broadcast would otherwise recompute many times.
 """
 from __future__ import annotations
@@ -17,15 +18,10 @@ from ..core.ir import (CONTROL_FLOW, ELEMENTWISE, LIBRARY_CALLS, REDUCTIONS, VIE
 from ..core.rules import COSTLY, REDUCTION_RULES
 from .kernel import (Affine, Compute, Const, Kernel, LibraryCall, Load, Partition, Reduce, Step,
                      Stmt, Store, c_strides, combine, identity_map, merge_loops)
-from .views import VIEW_MAPS, reshape_map
+from .views import (VIEW_MAPS, read_through, reshape_map, same_ignoring_ones,
+                    transposed_source)
 
 CALLS = LIBRARY_CALLS | CONTROL_FLOW  # steps run outside fused loop nests
-
-
-def same_ignoring_ones(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
-    """Whether two shapes differ only by size-1 dimensions (a reshape between them is an
-    index map)."""
-    return [d for d in a if d != 1] == [d for d in b if d != 1]
 
 
 class _Fuser:
@@ -33,6 +29,7 @@ class _Fuser:
         self.graph = graph
         self.producer = {v: n for n in graph.nodes for v in n.outs}
         self.stored: set[Var] = set(graph.inputs)
+        self.call_views: dict[Var, tuple] = {}   # a call's output -> ``LibraryCall.views``
         for n in graph.nodes:
             if n.op is Op.CONST and n.out.ndim > 0:
                 self.stored.add(n.out)
@@ -46,13 +43,29 @@ class _Fuser:
                 self.stored.add(n.out)
             elif n.op in CALLS:
                 self.stored.update(n.outs)
-                self.stored.update(n.inputs)
+                views = tuple(self._transposed_operand(n, v) for v in n.inputs)
+                if any(views):
+                    self.call_views[n.out] = views
+                self.stored.update(self.operands(n))
             elif n.op is Op.RESHAPE and not same_ignoring_ones(n.inputs[0].shape, n.out.shape):
                 self._store_unflattenable(n.inputs[0])
             elif n.op is Op.BROADCAST and n.out.aval.size > n.inputs[0].aval.size:
                 src = n.inputs[0]
                 if src.ndim > 0 and self._has_costly(src):
                     self.stored.add(src)
+
+    def _transposed_operand(self, call: Node, var: Var) -> tuple[Var, tuple[int, ...]] | None:
+        """``(base, perm)`` when a matmul operand is transposes of a value ``base``."""
+        if call.op is not Op.MATMUL:
+            return None
+        return transposed_source(var, self.producer)
+
+    def operands(self, call: Node) -> tuple[Var, ...]:
+        """The stored values a call reads (a transposed matmul operand: its base)."""
+        views = self.call_views.get(call.out)
+        if views is None:
+            return call.inputs
+        return tuple(v if view is None else view[0] for v, view in zip(call.inputs, views))
 
     def _store_unflattenable(self, var: Var) -> None:
         """A general reshape reads its source by flat C-order index. That works through
@@ -107,7 +120,7 @@ class _Fuser:
                 level[v] = -1
             elif n.op in CALLS:
                 for out in n.outs:
-                    level[out] = max((level[i] for i in n.inputs), default=-1) + 1
+                    level[out] = max((level[i] for i in self.operands(n)), default=-1) + 1
             else:
                 deps = self._stored_dependencies(v)
                 joined = self._join_row(v, n, deps, level)
@@ -186,7 +199,7 @@ class _Fuser:
                 found.append((v, tag))
                 continue
             node = self.producer[v]
-            stack.extend((i, _read_through(node, tag)) for i in node.inputs)
+            stack.extend((i, read_through(node, tag)) for i in node.inputs)
         return found
 
     def _group_key(self, v: Var, level: dict[Var, int]) -> tuple:
@@ -204,7 +217,7 @@ class _Fuser:
             readers.setdefault(v, set()).add("output")
         for n in self.graph.nodes:
             if n.op in CALLS:
-                for i in n.inputs:
+                for i in self.operands(n):
                     readers.setdefault(i, set()).add("call")
             elif n.out in self.stored and n.op is not Op.CONST:
                 key = self._group_key(n.out, level)
@@ -230,7 +243,7 @@ class _Fuser:
                 groups.setdefault(keys[v], []).append(v)
         steps: list[tuple[int, int, Step]] = []
         for lv, node in library:
-            steps.append((lv, 0, LibraryCall(node)))
+            steps.append((lv, 0, LibraryCall(node, self.call_views.get(node.out, ()))))
         for key, members in groups.items():
             domain = key[2] if key[1] == "row" else None
             steps.append((key[0], 1, _KernelBuilder(self, members, domain).build()))
@@ -244,23 +257,6 @@ def _row_domain(node: Node) -> tuple[tuple[int, ...], int] | None:
     if axes and axes == tuple(range(src.ndim - len(axes), src.ndim)):
         return src.shape, src.ndim - len(axes)
     return None
-
-
-def _read_through(node: Node, tag: str) -> str:
-    """How a node's input is read, given how the node's output is read."""
-    if node.op in ELEMENTWISE:
-        return tag
-    if node.op is Op.RESHAPE and same_ignoring_ones(node.inputs[0].shape, node.out.shape):
-        return tag
-    if node.op is Op.BROADCAST and tag in ("same", "row"):
-        src, out = node.inputs[0].shape, node.out.shape
-        if len(src) == 0:
-            return "row"
-        if len(src) == len(out):
-            j = next((k for k, (a, b) in enumerate(zip(src, out)) if a != b), len(src))
-            if all(d == 1 for d in src[j:]):
-                return "row"
-    return "other"
 
 
 class _KernelBuilder:

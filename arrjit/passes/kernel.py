@@ -140,9 +140,29 @@ class Kernel:
 
 @dataclass(frozen=True)
 class LibraryCall:
-    """A step run outside fused loop nests: a library call or a control-flow node."""
+    """A step run outside fused loop nests: a library call or a control-flow node.
+
+    ``views`` (empty, or one entry per node input): an input that is a transpose of a stored
+    value is read as ``numpy.transpose(base, perm)`` of that value's buffer, given here as
+    ``(base, perm)``, rather than copied into a buffer of its own (BLAS takes transposed
+    operands as they are)."""
 
     node: Node
+    views: tuple[tuple[Var, tuple[int, ...]] | None, ...] = ()
+
+    @property
+    def operands(self) -> tuple[Var, ...]:
+        """The stored values this step reads, one per node input."""
+        if not self.views:
+            return self.node.inputs
+        return tuple(v if view is None else view[0]
+                     for v, view in zip(self.node.inputs, self.views))
+
+    @property
+    def perms(self) -> tuple[tuple[int, ...] | None, ...]:
+        """Per operand, the axes order to read it in (None: as stored)."""
+        return tuple(None if view is None or view[1] == tuple(range(len(view[1])))
+                     else view[1] for view in self.views) or (None,) * len(self.node.inputs)
 
 
 Step = Union[Kernel, LibraryCall]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..core.ir import Node, Op
+from ..core.ir import ELEMENTWISE, Node, Op, Var
 from .kernel import Affine
 
 IndexMap = tuple[Affine, ...]
@@ -55,3 +55,39 @@ VIEW_MAPS: dict[Op, Callable[[Node, IndexMap, Affine], IndexMap]] = {
     Op.SLICE: _slice_map,
     Op.RESHAPE: reshape_map,
 }
+
+
+def same_ignoring_ones(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """Whether two shapes differ only by size-1 dimensions (a reshape between them is an
+    index map)."""
+    return [d for d in a if d != 1] == [d for d in b if d != 1]
+
+
+def read_through(node: Node, tag: str) -> str:
+    """How a node's input is read, given how the node's output is read."""
+    if node.op in ELEMENTWISE:
+        return tag
+    if node.op is Op.RESHAPE and same_ignoring_ones(node.inputs[0].shape, node.out.shape):
+        return tag
+    if node.op is Op.BROADCAST and tag in ("same", "row"):
+        src, out = node.inputs[0].shape, node.out.shape
+        if len(src) == 0:
+            return "row"
+        if len(src) == len(out):
+            j = next((k for k, (a, b) in enumerate(zip(src, out)) if a != b), len(src))
+            if all(d == 1 for d in src[j:]):
+                return "row"
+    return "other"
+
+
+def transposed_source(var: Var, producer: dict[Var, Node]) -> tuple[Var, tuple[int, ...]] | None:
+    """``(base, perm)`` when ``var`` is one or more transposes of ``base``
+    (``var == numpy.transpose(base, perm)``), else None."""
+    perm: tuple[int, ...] | None = None
+    node = producer.get(var)
+    while node is not None and node.op is Op.TRANSPOSE:
+        step = tuple(node.param["perm"])
+        perm = step if perm is None else tuple(step[j] for j in perm)
+        var = node.inputs[0]
+        node = producer.get(var)
+    return None if perm is None else (var, perm)

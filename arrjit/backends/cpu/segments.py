@@ -166,11 +166,15 @@ class LibrarySegment:
         self.in_slots = list(step.in_slots)
         self.out_slot = step.out_slot
         self.in_place_donor = step.in_place_donor
+        self.perms = step.in_perms if any(step.in_perms) else ()
 
     def compute(self, *operands: np.ndarray) -> np.ndarray:
         return self._call(operands, self.in_place_donor >= 0)
 
     def _call(self, operands, in_place: bool) -> np.ndarray:
+        if self.perms:   # transposed views: BLAS reads them without a copy
+            operands = [x if perm is None else x.transpose(perm)
+                        for x, perm in zip(operands, self.perms)]
         node = self.node
         params = dict(node.param, in_place=True) if in_place else node.param
         return library.call(node.op, operands, params, node.out.dtype)

@@ -65,6 +65,18 @@ def gather(x: Any, arrays: Sequence[Any], template: tuple, out_dtype: np.dtype) 
     return out
 
 
+def transpose(x: Any, perm: tuple[int, ...]) -> Any:
+    """``numpy.transpose(x, perm)`` as a new C-order device array."""
+    shape = tuple(x.shape)
+    pos = np.arange(int(np.prod(shape, dtype=np.int64)), dtype=np.int64).reshape(shape)
+    out = cuda.device_array(tuple(shape[p] for p in perm), x.dtype)
+    if out.size:
+        rule = current_rule()
+        _gather[rule.blocks(out.size), rule.threads](
+            flat(x), to_device(np.ascontiguousarray(pos.transpose(perm)).ravel()), flat(out))
+    return out
+
+
 _MODES = {"set": 0, "add": 1, "multiply": 2, "min": 3, "max": 4}
 
 

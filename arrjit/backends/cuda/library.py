@@ -68,9 +68,13 @@ class LibraryCall:
         self.in_slots = list(step.in_slots)
         self.out_slot = step.out_slot
         self.in_place_donor = step.in_place_donor
+        self.perms = step.in_perms if any(step.in_perms) else ()
 
     def compute(self, *operands: Any, in_place: bool = False) -> Any:
         node = self.node
+        if self.perms:   # the device kernels read C-order operands: gather the transposes
+            operands = tuple(x if perm is None else indexing.transpose(x, perm)
+                             for x, perm in zip(operands, self.perms))
         through_cupy = cupy_library.call(node.op, operands, node.out.dtype, node.param)
         if through_cupy is not None:
             return through_cupy
