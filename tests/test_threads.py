@@ -37,6 +37,19 @@ def test_chunks_run_once_each_and_errors_reach_the_caller(two_threads_from_1000_
     assert_same(power(base, np.ones_like(exponent)), np.full(50_000, 3, dtype=np.int64))
 
 
+def test_kernels_with_many_outputs_run_on_threads(two_threads_from_1000_elements):
+    """32 outputs of one chunked kernel and 31 partial sums of one split reduction: a worker's
+    call of 30 or more arguments (which numba rejected inside ``try``) compiles and runs."""
+    x = np.arange(20_000, dtype=np.float64)
+    many = arrjit.jit(lambda x: tuple(x * k + k for k in range(32)))
+    assert _chunked(many, x) == [True]
+    for k, out in enumerate(many(x)):
+        assert_same(out, x * k + k)
+    sums = arrjit.jit(lambda x: tuple((x * k).sum() for k in range(31)))
+    for k, out in enumerate(sums(x)):
+        np.testing.assert_allclose(out, (x * k).sum(), rtol=1e-12)
+
+
 @pytest.mark.parametrize("spin_wait_us", [0, 500])
 def test_spinning_and_sleeping_helpers_both_take_chunks(two_threads_from_1000_elements,
                                                         monkeypatch, spin_wait_us):

@@ -27,6 +27,12 @@ def render_worker(kernel: Kernel, name: str, split: bool) -> str:
     return _render_worker(name, writes + reads)
 
 
+# CPython passes a call of 30 or more arguments as a list turned into a tuple, which numba
+# rejects inside ``try`` ("Unsupported op-code encountered: list_to_tuple"); such a call in a
+# worker passes a tuple built before the loop instead.
+CALL_ARGUMENTS_IN_TRY = 30
+
+
 def _render_worker(function: str, arguments: list[str], chunk_number: bool = False) -> str:
     """``<function>_worker(arguments..., P, extent, chunks, state, t, threads, bell)``, run by
     each of ``threads`` threads (``t`` = 0 is the caller), calls ``function(arguments..., P,
@@ -41,7 +47,13 @@ def _render_worker(function: str, arguments: list[str], chunk_number: bool = Fal
     Owned consecutive ranges keep each thread on its own pages of a fresh output (two threads
     faulting in one huge page stalled for milliseconds), and a helper that starts late finds
     its first chunks already taken."""
-    call = ", ".join(arguments + ["P", "lo", "hi"] + (["k"] if chunk_number else []))
+    tail = ["P", "lo", "hi"] + (["k"] if chunk_number else [])
+    packed = ""
+    if len(arguments) + len(tail) >= CALL_ARGUMENTS_IN_TRY:
+        packed = f"    fixed = ({', '.join(arguments)},)\n"
+        call = f"*(fixed + ({', '.join(tail)},))"
+    else:
+        call = ", ".join(arguments + tail)
     return (f"@njit({NJIT_OPTIONS})\n"
             f"def {function}_worker({', '.join(arguments)}, P, extent, chunks, state, t, "
             f"threads, bell):\n"
@@ -49,6 +61,7 @@ def _render_worker(function: str, arguments: list[str], chunk_number: bool = Fal
             f"        _A.fetch_add(bell, 0, 1)\n"
             f"    elif _A.fetch_add(state, {STATE_GATE}, 1) >= {GATE_CLOSED}:\n"
             f"        return False\n"
+            f"{packed}"
             f"    for v in range(threads):\n"
             f"        owner = (t + v) % threads\n"
             f"        end = chunks * (owner + 1) // threads\n"
