@@ -21,7 +21,7 @@ from .indexing import getitem as _getitem  # noqa: F401  (the Tracer's [] operat
 from .linalg import dot, einsum, inner, matmul, outer, tensordot, vdot  # noqa: F401
 from .misc import allclose, array_equal, histogram, interp, isclose, nan_to_num, unique  # noqa
 from .reductions import (  # noqa: F401
-    all, amax, amin, any, argmax, argmin, count_nonzero, cumprod, cumsum, logsumexp, max, mean,
+    all, amax, amin, any, argmax, argmin, average, count_nonzero, cumprod, cumsum, logsumexp, max, mean,
     min, nanmax, nanmean, nanmin, nansum, prod, std, sum, var)
 from .shapes import (  # noqa: F401
     argsort, atleast_1d, atleast_2d, concatenate, diag, diagonal, eye, flip, fliplr, flipud,
@@ -29,6 +29,7 @@ from .shapes import (  # noqa: F401
     take_along_axis, tile, tri, tril, triu, vstack)
 
 from numpy import bool  # noqa: F401,A004  (the standard's name for the boolean dtype)
+from numpy import ndindex  # noqa: F401  (shapes are static: NumPy's iterator over them)
 from .arrayapi import (  # noqa: F401
     __array_namespace_info__, can_cast, concat, cumulative_prod, cumulative_sum, diff, finfo,
     from_dlpack, iinfo, isdtype, isin, matrix_transpose, nonzero, reciprocal, result_type, unique_all,

@@ -52,9 +52,12 @@ def array(object, dtype=None, copy=True, ndmin: int = 0):
             out = expand_dims(out, 0)
         return out
     if isinstance(object, (list, tuple)) and _contains_tracer(object):
-        raise TypeError(
-            "anp.array/asarray of a Python list containing traced arrays is not supported; "
-            "build the array with anp.stack(...) or anp.concatenate(...) instead")
+        from .shapes import stack_nested   # shapes builds on this module
+        out = stack_nested(object)
+        out = out if dt is None else astype(out, dt)
+        while out.ndim < ndmin:
+            out = expand_dims(out, 0)
+        return out
     result = _np.array(object, dtype=dt, copy=copy, ndmin=ndmin)
     _check_supported(result.dtype, "array")
     return _traced_constant(result)

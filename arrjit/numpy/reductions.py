@@ -121,6 +121,45 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False):
     return anp.true_divide(total, _count(a, axes)).astype(acc)
 
 
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """``numpy.average``: the mean, or ``sum(a * weights) / sum(weights)`` along ``axis``;
+    1-d ``weights`` of ``a.shape[axis]`` broadcast along that axis; ``returned`` adds the sum
+    of the weights, broadcast to the result. Integer and boolean inputs average in float64.
+    Inside jit, weights that sum to zero give ``nan``/``inf`` (as in ``jax.numpy``) where
+    NumPy raises ``ZeroDivisionError``.
+
+    >>> average(anp.arange(4.0), weights=[0.0, 0.0, 1.0, 1.0])
+    np.float64(2.5)
+    """
+    if not (isinstance(a, Tracer) or isinstance(weights, Tracer)):
+        return np.average(a, axis=axis, weights=weights, returned=returned, keepdims=keepdims)
+    a = anp.asarray(a)
+    if weights is None:
+        avg = mean(a, axis=axis, keepdims=keepdims)
+        count = anp.asarray(_count(a, _axes(axis, a.ndim)), avg.dtype)
+        return (avg, anp.broadcast_to(count, avg.shape)) if returned else avg
+    w = anp.asarray(weights)
+    exact = np.float64 if a.dtype.kind in "biu" else a.dtype
+    dtype = np.result_type(a.dtype, w.dtype, exact)
+    if w.shape != a.shape:
+        if axis is None:
+            raise TypeError(f"average: axis must be specified when shapes of a {a.shape} and "
+                            f"weights {w.shape} differ")
+        if w.ndim != 1:
+            raise TypeError(f"average: 1D weights expected when shapes of a {a.shape} and "
+                            f"weights {w.shape} differ")
+        (ax,) = _axes(axis, a.ndim)
+        if w.shape[0] != a.shape[ax]:
+            raise ValueError(f"average: length of weights {w.shape[0]} not compatible with "
+                             f"axis {axis} of a {a.shape}")
+        w = anp.reshape(w, tuple(-1 if d == ax else 1 for d in range(a.ndim)))
+        w = anp.broadcast_to(w, a.shape)
+    scale = sum(w, axis=axis, dtype=dtype, keepdims=keepdims)
+    avg = sum(anp.multiply(a.astype(dtype), w.astype(dtype)), axis=axis,
+              keepdims=keepdims) / scale
+    return (avg, anp.broadcast_to(scale, avg.shape)) if returned else avg
+
+
 def _ddof(ddof, correction):
     """NumPy's ``correction`` (the array API's name) stands for ``ddof``."""
     if correction is None:

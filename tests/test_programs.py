@@ -1,0 +1,61 @@
+"""What real NumPy programs (ported by ``np`` -> ``anp``) need: the namespace pieces they use
+and the patterns they are written in, each checked against NumPy."""
+import numpy as np
+import pytest
+
+import arrjit
+import arrjit.numpy as anp
+from helpers import assert_same
+
+
+def test_array_of_traced_values_stacks_them_as_numpy_array_would():
+    x = np.arange(5.0)
+    i = np.arange(5, dtype=np.int32)
+    cases = [
+        (lambda x: anp.array([x, x * 2]), lambda x: np.array([x, x * 2]), x),
+        (lambda x: anp.array([x[0], 1.0, x[1]]), lambda x: np.array([x[0], 1.0, x[1]]), x),
+        (lambda x: anp.array([[x[0], 2], [x[1], x[2]]]),          # int32 with a Python int
+         lambda x: np.array([[x[0], 2], [x[1], x[2]]]), i),
+        (lambda x: anp.asarray([x, x], dtype=np.float32),
+         lambda x: np.asarray([x, x], dtype=np.float32), i),
+        (lambda x: anp.array((x,), ndmin=3), lambda x: np.array((x,), ndmin=3), x),
+    ]
+    for fn, ref, arg in cases:
+        assert_same(arrjit.jit(fn)(arg), ref(arg))
+    with pytest.raises(ValueError, match=r"inhomogeneous shape.*\(2,\), \(5,\)"):
+        arrjit.jit(lambda x: anp.array([x, x[:2]]))(x)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32"])
+def test_average_matches_numpy(dtype):
+    a = (np.arange(12).reshape(3, 4) % 5).astype(dtype)
+    w2, w1 = np.arange(1.0, 13.0).reshape(3, 4), np.array([1.0, 0.5, 2.0])
+
+    def f(a, w2, w1):
+        return (anp.average(a), anp.average(a, axis=1, keepdims=True),
+                anp.average(a, weights=w2), anp.average(a, axis=0, weights=w1, returned=True),
+                anp.average(a, axis=(0, 1), returned=True))
+
+    got = arrjit.jit(f)(a, w2, w1)
+    want = (np.average(a), np.average(a, axis=1, keepdims=True), np.average(a, weights=w2),
+            np.average(a, axis=0, weights=w1, returned=True),
+            np.average(a, axis=(0, 1), returned=True))
+    for g, r in zip(got, want):
+        for gi, ri in zip(g, r) if isinstance(r, tuple) else [(g, r)]:
+            assert_same(gi, ri, rtol=1e-6 if dtype == "float32" else 1e-15)
+    with pytest.raises(TypeError, match="axis must be specified"):
+        arrjit.jit(lambda a, w: anp.average(a, weights=w))(a, w1)
+    with pytest.raises(ValueError, match="length of weights 3 not compatible with axis 1"):
+        arrjit.jit(lambda a, w: anp.average(a, axis=1, weights=w))(a, w1)
+
+
+def test_ndindex_and_arange_inside_jit():
+    x = np.arange(6.0).reshape(2, 3)
+
+    def f(x):
+        picked = anp.array([x[i] for i in anp.ndindex(2, 3)])
+        ramp = anp.arange(6.0).at[0].set(10.0)        # a traced constant: it has .at
+        return picked * ramp + anp.linspace(0.0, 1.0, 6)
+
+    want = np.array([x[i] for i in np.ndindex(2, 3)]) * np.r_[10.0, 1:6] + np.linspace(0, 1, 6)
+    assert_same(arrjit.jit(f)(x), want)
