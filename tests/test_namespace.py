@@ -24,6 +24,9 @@ CASES = {
                                                                   keepdims=True)),
     "prod": lambda ns, x, y: (ns.prod(x, axis=-1), ns.prod(x, axis=0, keepdims=True)),
     "mean": lambda ns, x, y: (ns.mean(x), ns.mean(x, axis=1), ns.mean(x, 0, keepdims=True)),
+    "average": lambda ns, x, y: (
+        ns.average(x), ns.average(x, axis=-1, weights=[1.0, 2.0, 0.5, 1.0]),
+        ns.average(x, weights=ns.abs(y) + 1, axis=0, returned=True)),
     "var": lambda ns, x, y: (ns.var(x), ns.var(x, axis=0, ddof=1), ns.var(x, -1, keepdims=True),
                              ns.var(x, axis=1, correction=1)),
     "std": lambda ns, x, y: (ns.std(x), ns.std(x, axis=1, ddof=1), ns.std(x, correction=2)),
