@@ -14,7 +14,7 @@ from typing import Any as _Any
 import numpy as _np
 
 from ..core import primitives as _p
-from ..core.dtypes import check_supported as _check_supported
+from ..core.dtypes import check_supported as _check_supported, result_type as _result_type
 from ..core.ir import Op as _Op
 from ..core.trace import Tracer as _Tracer, current_trace as _current_trace
 from .views import *  # noqa: F401,F403  (re-exported: the topic modules use base's names)
@@ -52,8 +52,7 @@ def array(object, dtype=None, copy=True, ndmin: int = 0):
             out = expand_dims(out, 0)
         return out
     if isinstance(object, (list, tuple)) and _contains_tracer(object):
-        from .shapes import stack_nested   # shapes builds on this module
-        out = stack_nested(object)
+        out = _stack_nested(object)
         out = out if dt is None else astype(out, dt)
         while out.ndim < ndmin:
             out = expand_dims(out, 0)
@@ -86,6 +85,26 @@ def _placed(result, device, function: str):
     if isinstance(result, _Tracer):
         return result
     return placement.device_put(result, device)
+
+
+def _stack_nested(obj, depth: int = 0):
+    """``numpy.array`` of nested lists holding traced arrays, as ``jax.numpy.array`` does:
+    each level stacked along a new leading axis, the dtype promoted as NumPy's ``array``
+    would (Python scalars count as their default dtypes)."""
+    if isinstance(obj, _Tracer):
+        return obj
+    if not isinstance(obj, (list, tuple)):
+        return asarray(_np.asarray(obj))
+    parts = [_stack_nested(o, depth + 1) for o in obj]
+    shapes = {_p.aval_of(x).shape for x in parts}
+    if len(shapes) != 1:
+        raise ValueError(f"anp.array: setting an array element with a sequence. The requested "
+                         f"array has an inhomogeneous shape after {depth + 1} dimension(s): "
+                         f"elements of shapes {sorted(shapes)}; give every element one shape")
+    dt = _result_type(*(_p.aval_of(x) for x in parts))[0]
+    parts = [expand_dims(x if x.dtype == dt else astype(x, dt), 0) for x in parts]
+    return _p.bind_library(_Op.CONCATENATE, tuple(parts),
+                           _p.Aval((len(parts),) + shapes.pop(), dt), None, axis=0)
 
 
 def _contains_tracer(obj) -> bool:

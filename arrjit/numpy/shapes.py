@@ -69,25 +69,6 @@ def stack(arrays, axis=0):
     return concatenate([anp.expand_dims(a, axis) for a in arrays], axis=axis)
 
 
-def stack_nested(obj, depth: int = 0):
-    """``numpy.array`` of nested lists holding traced arrays, as ``jax.numpy.array`` does:
-    each level stacked along a new leading axis; the dtype promotes as NumPy's ``array``
-    would (Python scalars count as their default dtypes)."""
-    if isinstance(obj, Tracer):
-        return obj
-    if not isinstance(obj, (list, tuple)):
-        return anp.asarray(np.asarray(obj))
-    parts = [stack_nested(o, depth + 1) for o in obj]
-    shapes = {p.aval_of(x).shape for x in parts}
-    if len(shapes) > 1:
-        raise ValueError(f"anp.array: setting an array element with a sequence. The requested "
-                         f"array has an inhomogeneous shape after {depth + 1} dimension(s): "
-                         f"elements of shapes {sorted(shapes)}; give every element one shape")
-    if not parts:
-        return anp.asarray(np.array([]))
-    return stack(parts)
-
-
 def atleast_1d(a):
     return a if p.aval_of(a).ndim >= 1 else anp.reshape(a, (1,))
 
