@@ -106,6 +106,25 @@ def plan_donations(graph: Graph, steps: Sequence, donate: Sequence[int],
     return result
 
 
+def in_place_scatters(graph: Graph, steps: Sequence, donations: Donations) -> set[int]:
+    """Steps of scatters (``x.at[...]``) that may update ``x`` in place without a donation:
+    ``x`` is a value this program computed into a buffer of its own (a kernel's output, or
+    such a scatter's), it is not an output, and no later step reads it."""
+    fresh = {v for step in steps if isinstance(step, Kernel) for v in step.writes}
+    outputs = set(graph.outputs)
+    found: set[int] = set()
+    for k, step in enumerate(steps):
+        if not (isinstance(step, LibraryCall) and step.node.op is Op.SCATTER):
+            continue
+        x = step.node.inputs[0]
+        if (k not in donations.scatters and x in fresh and x not in outputs
+                and x not in step.node.inputs[1:]
+                and not any(x in _reads(later) for later in steps[k + 1:])):
+            found.add(k)
+            fresh.add(step.node.out)
+    return found
+
+
 @dataclass(frozen=True)
 class Alloc:
     slot: int
@@ -122,9 +141,12 @@ class StepMemory:
 
 
 def plan_buffers(segments_steps: Sequence[Sequence], slot: dict[Var, int],
-                 keep: set[int], donated: dict[Var, int]) -> list[StepMemory]:
+                 keep: set[int], donated: dict[Var, int],
+                 pinned: frozenset[int] = frozenset()) -> list[StepMemory]:
     """Allocation and release per segment. ``segments_steps`` lists the fused steps each
-    segment runs (in order); ``keep`` are slots that must survive (outputs). Lifetimes are
+    segment runs (in order); ``keep`` are slots that must survive (outputs); ``pinned``
+    slots' buffers live on in another slot (updated in place), so no later value gets
+    them. Lifetimes are
     per step, so kernels inside one native segment share buffers too; references are
     dropped after the segment in which a buffer dies."""
     flat = [(s, step) for s, steps in enumerate(segments_steps) for step in steps]
@@ -162,7 +184,7 @@ def plan_buffers(segments_steps: Sequence[Sequence], slot: dict[Var, int],
             if sl in keep or sl not in first_def:
                 continue
             dead = written.get(sl)
-            if dead is not None and dead not in donated:
+            if dead is not None and dead not in donated and sl not in pinned:
                 free.setdefault((int(np.prod(dead.shape, dtype=np.int64)), dead.dtype.str),
                                 []).append(sl)
     for t, (s, _) in enumerate(flat):

@@ -18,7 +18,7 @@ import numpy as np
 from .core.dtypes import Aval
 from .core.ir import Node, Op, Var
 from .errors import DonationWarning
-from .memory import StepMemory, plan_buffers, plan_donations
+from .memory import StepMemory, in_place_scatters, plan_buffers, plan_donations
 from .passes.kernel import Kernel, LibraryCall
 from .passes.lower import Lowered
 
@@ -43,6 +43,12 @@ class LibraryStep:
     out_slot: int
     in_place_donor: int = -1
     in_perms: tuple[tuple[int, ...] | None, ...] = ()
+    in_place_temporary: bool = False   # a scatter into a computed value nothing else reads
+
+    @property
+    def in_place(self) -> bool:
+        """Whether this (scatter) step updates its first operand's buffer in place."""
+        return self.in_place_donor >= 0 or self.in_place_temporary
 
 
 @dataclass(frozen=True)
@@ -119,6 +125,7 @@ def build_plan(lowered: Lowered, *, donate: Sequence[int] = (),
                 slot[v] = len(slot_avals)
                 slot_avals.append(v.aval)
 
+    in_place = in_place_scatters(graph, fused, donations)
     steps: list[Step] = []
     for k, fused_step in enumerate(fused):
         if isinstance(fused_step, Kernel):
@@ -133,7 +140,7 @@ def build_plan(lowered: Lowered, *, donate: Sequence[int] = (),
                                   build_plan(loop.cond), build_plan(loop.body)))
         else:
             steps.append(LibraryStep(node, ins, slot[node.out], donations.scatters.get(k, -1),
-                                     fused_step.perms))
+                                     fused_step.perms, k in in_place))
 
     outputs: list[tuple[str, Any]] = []
     for v in graph.outputs:
@@ -143,7 +150,8 @@ def build_plan(lowered: Lowered, *, donate: Sequence[int] = (),
         else:
             outputs.append(("slot", slot[v]))
     keep = {ref for kind, ref in outputs if kind == "slot"}
-    memory = plan_buffers([[s] for s in fused], slot, keep, donations.outputs)
+    pinned = frozenset(slot[fused[k].node.inputs[0]] for k in in_place)  # type: ignore[union-attr]
+    memory = plan_buffers([[s] for s in fused], slot, keep, donations.outputs, pinned)
     donated_inputs = {i: slot[o] for o, i in donations.outputs.items()}
     for k, i in donations.scatters.items():
         scatter = fused[k]

@@ -59,3 +59,43 @@ def test_ndindex_and_arange_inside_jit():
 
     want = np.array([x[i] for i in np.ndindex(2, 3)]) * np.r_[10.0, 1:6] + np.linspace(0, 1, 6)
     assert_same(arrjit.jit(f)(x), want)
+
+
+def _scatters_in_place(jitted, *args) -> dict[str, bool]:
+    """Per scatter, by its mode and index: whether it updates its operand in place."""
+    plan = jitted.lower(*args)._entry.executable.plan
+    return {f"{s.node.param['mode']} {s.node.param['index']}": s.in_place for s in plan.steps
+            if getattr(s, "node", None) is not None and s.node.op.value == "scatter"}
+
+
+def test_a_scatter_into_a_computed_value_nothing_else_reads_updates_it_in_place():
+    x, v = np.arange(1000.0), np.arange(999.0) * 3
+
+    def build(x, v):                      # the ported ``y = np.zeros(n); y[1:] = v`` pattern
+        y = anp.zeros(x.shape).at[1:].set(v)
+        return y.at[0].set(x[0] - 1), x.at[:2].add(1.0)
+
+    jitted = arrjit.jit(build)
+    assert _scatters_in_place(jitted, x, v) == {     # not x.at[:2]: x is an argument
+        "set (('slice', 1, None, None),)": True, "set (0,)": True,
+        "add (('slice', None, 2, None),)": False}
+    first, second = jitted(x, v)
+    assert_same(first, np.r_[-1.0, v])
+    assert_same(second, np.r_[1.0, 2.0, x[2:]])
+    assert_same(x, np.arange(1000.0))     # the argument is untouched
+
+    def still_read(x, v):                 # the old values are read afterwards
+        y = x * 2.0
+        return y.at[1:].set(v) + y
+
+    def returned(x, v):                   # the old values are an output
+        y = x * 2.0
+        return y, y.at[1:].set(v)
+
+    for fn in (still_read, returned):
+        jitted = arrjit.jit(fn)
+        assert list(_scatters_in_place(jitted, x, v).values()) == [False]
+    assert_same(arrjit.jit(still_read)(x, v), np.r_[x[0] * 2, v] + x * 2)
+    y, z = arrjit.jit(returned)(x, v)
+    assert_same(y, x * 2.0)
+    assert_same(z, np.r_[0.0, v])

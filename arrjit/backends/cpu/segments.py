@@ -166,10 +166,11 @@ class LibrarySegment:
         self.in_slots = list(step.in_slots)
         self.out_slot = step.out_slot
         self.in_place_donor = step.in_place_donor
+        self.in_place = step.in_place
         self.perms = step.in_perms if any(step.in_perms) else ()
 
     def compute(self, *operands: np.ndarray) -> np.ndarray:
-        return self._call(operands, self.in_place_donor >= 0)
+        return self._call(operands, self.in_place)
 
     def _call(self, operands, in_place: bool) -> np.ndarray:
         if self.perms:   # transposed views: BLAS reads them without a copy
@@ -180,5 +181,5 @@ class LibrarySegment:
         return library.call(node.op, operands, params, node.out.dtype)
 
     def __call__(self, bufs: list, in_place: bool | None = None) -> None:
-        in_place = self.in_place_donor >= 0 if in_place is None else in_place
+        in_place = self.in_place if in_place is None else in_place
         bufs[self.out_slot] = self._call([bufs[s] for s in self.in_slots], in_place)

@@ -68,6 +68,7 @@ class LibraryCall:
         self.in_slots = list(step.in_slots)
         self.out_slot = step.out_slot
         self.in_place_donor = step.in_place_donor
+        self.in_place = step.in_place
         self.perms = step.in_perms if any(step.in_perms) else ()
 
     def compute(self, *operands: Any, in_place: bool = False) -> Any:
@@ -90,5 +91,5 @@ class LibraryCall:
     def __call__(self, bufs: list, in_place: bool | None = None) -> None:
         """Run on ``bufs``; a scatter updates its donated input in place unless the caller
         says it is aliased (``in_place=False``)."""
-        in_place = self.in_place_donor >= 0 if in_place is None else in_place
+        in_place = self.in_place if in_place is None else in_place
         bufs[self.out_slot] = self.compute(*(bufs[s] for s in self.in_slots), in_place=in_place)
