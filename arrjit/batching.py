@@ -164,7 +164,7 @@ BATCH_RULES.update({
     Op.BROADCAST: _broadcast, Op.TRANSPOSE: _transpose, Op.RESHAPE: _reshape,
     Op.SLICE: _slice, Op.MATMUL: _matmul, Op.EINSUM: _einsum,
     Op.CONCATENATE: _with_axis, Op.SORT: _with_axis, Op.ARGSORT: _with_axis,
-    Op.CUMSUM: _with_axis, Op.CUMPROD: _with_axis,
+    Op.CUMSUM: _with_axis, Op.CUMPROD: _with_axis, Op.ROLL: _with_axis,
 })
 BATCH_RULES.update({op: _reduce for op in REDUCTIONS})
 # GATHER, SCATTER, SEARCHSORTED and WHILE use the per-example rule.

@@ -99,3 +99,49 @@ def test_a_scatter_into_a_computed_value_nothing_else_reads_updates_it_in_place(
     y, z = arrjit.jit(returned)(x, v)
     assert_same(y, x * 2.0)
     assert_same(z, np.r_[0.0, v])
+
+
+def test_roll_is_an_index_map_fused_into_its_reader():
+    from arrjit.backends.cpu.codegen import render_kernel
+
+    x = np.arange(48.0).reshape(4, 12) ** 1.5
+
+    def stencil(u):
+        return anp.roll(u, 1, axis=0) + anp.roll(u, -1, axis=1) - 2 * u
+
+    jitted = arrjit.jit(stencil)
+    kernels = jitted.lower(x).kernels
+    assert len(kernels) == 1 and len(kernels[0].reads) == 1     # no copies, one pass
+    assert_same(jitted(x), np.roll(x, 1, axis=0) + np.roll(x, -1, axis=1) - 2 * x)
+    # shifts and sizes are run-time parameters: one source for every size
+    other = np.ones((7, 5))
+    assert ([render_kernel(k).source for k in jitted.lower(other).kernels] ==
+            [render_kernel(k).source for k in kernels])
+
+    def composed(u):
+        return (anp.roll(u[1:, ::-2], 2, axis=1),          # roll of a strided slice
+                anp.roll(u, 3, axis=1)[:, 1::3],            # slice of a roll
+                anp.roll(anp.roll(u, 5, axis=1), -7, axis=1).T,
+                anp.roll(u, (1, -2), axis=(0, 1)), anp.roll(u, 13), anp.roll(u, 0),
+                (anp.roll(u, 1, axis=1) * u).sum(axis=1),   # inside a row reduction
+                anp.roll(u.reshape(2, 2, 12), 1, axis=1))
+
+    want = (np.roll(x[1:, ::-2], 2, axis=1), np.roll(x, 3, axis=1)[:, 1::3],
+            np.roll(np.roll(x, 5, axis=1), -7, axis=1).T, np.roll(x, (1, -2), axis=(0, 1)),
+            np.roll(x, 13), x, (np.roll(x, 1, axis=1) * x).sum(axis=1),
+            np.roll(x.reshape(2, 2, 12), 1, axis=1))
+    for got, ref in zip(arrjit.jit(composed)(x), want):
+        assert_same(got, ref, rtol=1e-14)
+    ints = np.arange(10, dtype=np.int32)
+    assert_same(arrjit.jit(lambda v: anp.roll(v, -23) * v)(ints), np.roll(ints, -23) * ints)
+    empty = np.zeros((0, 3))
+    assert_same(arrjit.jit(lambda v: anp.roll(v, 2, axis=0) + 1)(empty), empty + 1)
+    with pytest.raises(np.exceptions.AxisError, match="axis 2 is out of bounds"):
+        arrjit.jit(lambda v: anp.roll(v, 1, axis=2))(x)
+
+
+def test_a_donated_buffer_is_not_overwritten_by_its_own_roll():
+    x = np.arange(6.0)
+    with pytest.warns(arrjit.errors.DonationWarning, match="shifted|different index"):
+        out = arrjit.jit(lambda v: anp.roll(v, 1) + 1, donate_argnums=0)(x.copy())
+    assert_same(out, np.roll(x, 1) + 1)

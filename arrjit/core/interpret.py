@@ -70,6 +70,7 @@ IMPLS.update({
     Op.TRANSPOSE: lambda x, *, perm, out_shape: np.transpose(x, perm),
     Op.RESHAPE: lambda x, *, shape, out_shape: np.reshape(x, shape),
     Op.SLICE: slice_window,
+    Op.ROLL: lambda x, *, axis, shift, out_shape: np.roll(x, shift, axis),
 })
 IMPLS.update({op: (_arg_reduce if op in ARG_REDUCTIONS else _reduce)(rule.reference)
               for op, rule in REDUCTION_RULES.items()})

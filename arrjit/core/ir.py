@@ -106,6 +106,7 @@ class Op(enum.Enum):
     TRANSPOSE = "transpose"    # params: perm
     RESHAPE = "reshape"        # params: shape
     SLICE = "slice"            # params: starts, steps (the result shape is the out var's)
+    ROLL = "roll"              # params: axis, shift (0 < shift < size): numpy.roll on one axis
     # reductions (loop nests with accumulators); params: axes (sorted, non-negative)
     REDUCE_SUM = "reduce_sum"
     REDUCE_PROD = "reduce_prod"
@@ -146,7 +147,7 @@ BINARY = frozenset({
 UFUNC_OPS = UNARY | BINARY
 COMPLEX_PARTS = frozenset({Op.REAL, Op.IMAG, Op.COMPLEX})
 ELEMENTWISE = UFUNC_OPS | COMPLEX_PARTS | {Op.SELECT, Op.CAST}
-VIEWS = frozenset({Op.BROADCAST, Op.TRANSPOSE, Op.RESHAPE, Op.SLICE})
+VIEWS = frozenset({Op.BROADCAST, Op.TRANSPOSE, Op.RESHAPE, Op.SLICE, Op.ROLL})
 REDUCTIONS = frozenset({Op.REDUCE_SUM, Op.REDUCE_PROD, Op.REDUCE_MAX, Op.REDUCE_MIN,
                         Op.REDUCE_AND, Op.REDUCE_OR, Op.ARGMAX, Op.ARGMIN})
 LIBRARY_CALLS = frozenset({Op.MATMUL, Op.EINSUM, Op.CONCATENATE, Op.SORT, Op.ARGSORT,

@@ -247,6 +247,19 @@ def bind_slice(x: Operand, starts: tuple[int, ...], steps: tuple[int, ...],
     return _view(x, Op.SLICE, shape, starts=starts, steps=steps)
 
 
+def bind_roll(x: Operand, shift: int, axis: int) -> Operand:
+    """``numpy.roll(x, shift, axis)`` on one axis, a view: the fused loop reads ``x`` at
+    ``(i - shift) mod n`` along ``axis``."""
+    ctx = find_trace((x,))
+    if ctx is None:
+        return np.roll(x, shift, axis)
+    n = x.shape[axis]
+    shift = shift % n if n else 0
+    if shift == 0:
+        return x
+    return _view(x, Op.ROLL, x.shape, axis=axis, shift=shift)
+
+
 def bind_matmul(a: Operand, b: Operand) -> Operand:
     """``numpy.matmul`` (``a @ b``): stacked matrices broadcast; BLAS for floating point."""
     from .dtypes import result_type

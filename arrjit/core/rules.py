@@ -186,6 +186,7 @@ ABSTRACT_EVAL.update({
                                  n.inputs[0].dtype),
     Op.RESHAPE: _reshape_eval,
     Op.SLICE: _slice_eval,
+    Op.ROLL: lambda n: n.inputs[0].aval,
     Op.WHILE: lambda n: n.inputs[0].aval,     # the first carry (the others: ``n.extra``)
     Op.MATMUL: _matmul_eval,
 })

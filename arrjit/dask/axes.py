@@ -202,7 +202,7 @@ def _matmul(b: _Builder, node: Node) -> None:
 
 
 def _along_axis(b: _Builder, node: Node) -> None:
-    """Sort, argsort, cumsum, cumprod and concatenate read all of their ``axis``."""
+    """Sort, argsort, cumsum, cumprod, concatenate and roll read all of their ``axis``."""
     out, axis = node.out, node.param["axis"]
     for v in node.inputs:
         if v.ndim != out.ndim:
@@ -242,5 +242,5 @@ AXIS_RULES: dict[Op, Rule] = {
     Op.MATMUL: _matmul,
     Op.SEARCHSORTED: _searchsorted,
     **{op: _along_axis for op in (Op.SORT, Op.ARGSORT, Op.CUMSUM, Op.CUMPROD,
-                                  Op.CONCATENATE)},
+                                  Op.CONCATENATE, Op.ROLL)},
 }

@@ -134,7 +134,7 @@ def flipud(m):
 
 
 def roll(a, shift, axis=None):
-    """``numpy.roll`` with a static shift."""
+    """``numpy.roll`` with a static shift: an index map (``(i - shift) mod n``), no copy."""
     if not _traced(a):
         return np.roll(a, shift, axis=axis)
     if axis is None:
@@ -143,19 +143,16 @@ def roll(a, shift, axis=None):
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     if len(shifts) == 1 and len(axes) > 1:
         shifts = shifts * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: shift {shift!r} and axis {axis!r} must have the same length, "
+                         f"or shift be one integer")
     out = a
     for s, ax in zip(shifts, axes):
-        ax %= a.ndim
-        n = a.shape[ax]
-        if n == 0:
-            continue
-        s = operator.index(s) % n
-        if s == 0:
-            continue
-        first = [slice(None)] * a.ndim
-        second = [slice(None)] * a.ndim
-        first[ax], second[ax] = slice(n - s, None), slice(None, n - s)
-        out = concatenate([out[tuple(first)], out[tuple(second)]], axis=ax)
+        ax = operator.index(ax)
+        if not -a.ndim <= ax < a.ndim:
+            raise np.exceptions.AxisError(f"axis {ax} is out of bounds for array of dimension "
+                                          f"{a.ndim}")
+        out = p.bind_roll(out, operator.index(s), ax % a.ndim)
     return out
 
 

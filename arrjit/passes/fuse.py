@@ -79,7 +79,7 @@ class _Fuser:
             node = self.producer.get(v)
             if node is None:
                 continue
-            if node.op in (Op.BROADCAST, Op.TRANSPOSE, Op.SLICE):
+            if node.op in (Op.BROADCAST, Op.TRANSPOSE, Op.SLICE, Op.ROLL):
                 if not (node.op is Op.BROADCAST and node.inputs[0].ndim == 0):
                     self.stored.add(v)
                 continue

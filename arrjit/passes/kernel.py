@@ -5,7 +5,7 @@ renders them (``backends/<target>/codegen``). Nothing here knows about a target.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
+from typing import Callable, Union
 
 import numpy as np
 
@@ -13,8 +13,18 @@ from ..core.ir import Node, Op, Var
 
 
 @dataclass(frozen=True)
+class Wrap:
+    """``add`` where ``value < below``, else 0: the wrap-around of a roll (``value`` is the
+    rolled index, an ``Affine`` over the loop indices)."""
+
+    value: "Affine"
+    below: int
+    add: int
+
+
+@dataclass(frozen=True)
 class Affine:
-    """``offset + sum(coefs[j] * i_j)`` over the loop indices ``i_j``.
+    """``offset + sum(coefs[j] * i_j)`` over the loop indices ``i_j``, plus each of ``wraps``.
 
     ``shifted`` marks an access through a slice: its offset is a run-time value even where
     it happens to be 0, since slices of other sizes can shift it (a reversed reversal cancels
@@ -23,6 +33,27 @@ class Affine:
     offset: int
     coefs: tuple[int, ...]
     shifted: bool = False
+    wraps: tuple[Wrap, ...] = ()
+
+    def loops(self) -> set[int]:
+        """The loops whose index this access depends on."""
+        used = {j for j, c in enumerate(self.coefs) if c != 0}
+        for w in self.wraps:
+            used |= w.value.loops()
+        return used
+
+    def scaled(self, factor: int, offset: int = 0) -> "Affine":
+        """``offset + factor * self``."""
+        return Affine(offset + factor * self.offset, tuple(factor * c for c in self.coefs),
+                      self.shifted, tuple(Wrap(w.value, w.below, factor * w.add)
+                                          for w in self.wraps if factor != 0))
+
+    def with_loops(self, coefs_of: Callable[[tuple[int, ...]], tuple[int, ...]]) -> "Affine":
+        """The same access with every coefficient vector (its own and its wraps') mapped by
+        ``coefs_of`` (loops dropped or merged)."""
+        return Affine(self.offset, coefs_of(self.coefs), self.shifted,
+                      tuple(Wrap(w.value.with_loops(coefs_of), w.below, w.add)
+                            for w in self.wraps))
 
 
 def identity_map(shape: tuple[int, ...]) -> tuple[Affine, ...]:
@@ -41,7 +72,8 @@ def c_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
 def combine(terms: list[tuple[int, Affine]], nloops: int) -> Affine:
     offset = sum(w * a.offset for w, a in terms)
     coefs = tuple(sum(w * a.coefs[j] for w, a in terms) for j in range(nloops))
-    return Affine(offset, coefs, any(a.shifted for _, a in terms))
+    wraps = tuple(wrap for w, a in terms for wrap in a.scaled(w).wraps)
+    return Affine(offset, coefs, any(a.shifted for _, a in terms), wraps)
 
 
 @dataclass(frozen=True)
@@ -179,23 +211,34 @@ def merge_loops(sizes: tuple[int, ...], accesses: list[Affine], n_outer: int | N
     """Drop size-1 loops and merge adjacent loops that every access walks as one contiguous
     block (unit inner stride and outer stride equal to the inner extent) or ignores (both
     strides zero), so contiguous work becomes one flat loop. Merging only on these patterns
-    keeps the loop structure, and so the generated source, the same for other sizes."""
+    keeps the loop structure, and so the generated source, the same for other sizes. A loop
+    that a roll's wrap-around tests keeps its own index."""
     keep = [d for d, n in enumerate(sizes) if n != 1]
+    pinned = set().union(*(w.value.loops() for a in accesses for w in a.wraps))
+    origin: list[int | None] = list(keep)    # the original loop of each unmerged loop
     outer = None if n_outer is None else sum(1 for d in keep if d < n_outer)
     cur_sizes = [sizes[d] for d in keep]
     cur = [[a.coefs[d] for d in keep] for a in accesses]
     j = len(cur_sizes) - 2
     while j >= 0:
         crosses = outer is not None and j + 1 == outer  # never merge output with reduced loops
+        crosses = crosses or origin[j] in pinned or origin[j + 1] in pinned
         if not crosses and all((c[j] == 0 and c[j + 1] == 0) or
                                (c[j + 1] == 1 and c[j] == cur_sizes[j + 1]) for c in cur):
             cur_sizes[j] *= cur_sizes[j + 1]
             del cur_sizes[j + 1]
+            origin[j] = None
+            del origin[j + 1]
             for c in cur:
                 c[j] = c[j + 1]
                 del c[j + 1]
             if outer is not None and j < outer:
                 outer -= 1
         j -= 1
-    merged = [Affine(a.offset, tuple(c), a.shifted) for a, c in zip(accesses, cur)]
+    def remap(coefs: tuple[int, ...]) -> tuple[int, ...]:   # wraps use unmerged loops only
+        return tuple(0 if o is None else coefs[o] for o in origin)
+
+    merged = [Affine(a.offset, tuple(c), a.shifted,
+                     tuple(Wrap(w.value.with_loops(remap), w.below, w.add) for w in a.wraps))
+              for a, c in zip(accesses, cur)]
     return tuple(cur_sizes), merged, outer

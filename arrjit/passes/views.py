@@ -10,14 +10,14 @@ is read.
 >>> x = Var(0, Aval((2, 3), np.dtype("float64"))); t = Var(1, Aval((3, 2), np.dtype("float64")))
 >>> i, j = Affine(0, (1, 0)), Affine(0, (0, 1))
 >>> VIEW_MAPS[Op.TRANSPOSE](Node(Op.TRANSPOSE, (x,), t, (("perm", (1, 0)),)), (i, j), i)
-(Affine(offset=0, coefs=(0, 1), shifted=False), Affine(offset=0, coefs=(1, 0), shifted=False))
+(Affine(offset=0, coefs=(0, 1), shifted=False, wraps=()), Affine(offset=0, coefs=(1, 0), shifted=False, wraps=()))
 """
 from __future__ import annotations
 
 from typing import Callable
 
 from ..core.ir import ELEMENTWISE, Node, Op, Var
-from .kernel import Affine
+from .kernel import Affine, Wrap
 
 IndexMap = tuple[Affine, ...]
 
@@ -38,8 +38,22 @@ def _transpose_map(node: Node, imap: IndexMap, zero: Affine) -> IndexMap:
 
 def _slice_map(node: Node, imap: IndexMap, zero: Affine) -> IndexMap:
     p = node.param
-    return tuple(Affine(start + step * a.offset, tuple(step * c for c in a.coefs), True)
+    return tuple(_shifted(a.scaled(step, start))
                  for a, start, step in zip(imap, p["starts"], p["steps"]))
+
+
+def _shifted(a: Affine) -> Affine:
+    return Affine(a.offset, a.coefs, True, a.wraps)
+
+
+def _roll_map(node: Node, imap: IndexMap, zero: Affine) -> IndexMap:
+    """Along the rolled axis, index ``i`` reads ``i - shift``, plus the axis length where
+    ``i < shift``."""
+    axis, shift = node.param["axis"], node.param["shift"]
+    a = imap[axis]
+    rolled = Affine(a.offset - shift, a.coefs, True,
+                    a.wraps + (Wrap(a, shift, node.out.shape[axis]),))
+    return imap[:axis] + (rolled,) + imap[axis + 1:]
 
 
 def reshape_map(node: Node, imap: IndexMap, zero: Affine) -> IndexMap:
@@ -53,6 +67,7 @@ VIEW_MAPS: dict[Op, Callable[[Node, IndexMap, Affine], IndexMap]] = {
     Op.BROADCAST: _broadcast_map,
     Op.TRANSPOSE: _transpose_map,
     Op.SLICE: _slice_map,
+    Op.ROLL: _roll_map,
     Op.RESHAPE: reshape_map,
 }
 

@@ -98,14 +98,16 @@ def _signed_index_expr(access: Affine, params: _ParamTable) -> str:
             terms.append(f"-i{j}")
         else:
             terms.append(f"i{j} * {params.slot(c)}")
+    for w in access.wraps:   # a roll's wrap-around
+        terms.append(f"({params.slot(w.add)} if {_signed_index_expr(w.value, params)} < "
+                     f"{params.slot(w.below)} else 0)")
     if not terms:
         return "0"
     return " + ".join(terms).replace("+ -", "- ")
 
 
 def _depth(access: Affine) -> int:
-    used = [j for j, c in enumerate(access.coefs) if c != 0]
-    return max(used) + 1 if used else 0
+    return max(access.loops(), default=-1) + 1
 
 
 # How each reduction rule's ``update`` folds a value ``v`` into an accumulator ``acc``.

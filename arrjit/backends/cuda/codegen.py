@@ -95,12 +95,14 @@ def _index_expr(access: Affine, params: _ParamTable) -> str:
             terms.append(f"-i{j}")
         elif c != 0:
             terms.append(f"i{j} * {params.slot(c)}")
+    for w in access.wraps:   # a roll's wrap-around
+        terms.append(f"({params.slot(w.add)} if {_index_expr(w.value, params)} < "
+                     f"{params.slot(w.below)} else 0)")
     return " + ".join(terms).replace("+ -", "- ") if terms else "0"
 
 
 def _depth(access: Affine) -> int:
-    used = [j for j, c in enumerate(access.coefs) if c != 0]
-    return max(used) + 1 if used else 0
+    return max(access.loops(), default=-1) + 1
 
 
 def _statement(stmt, params: _ParamTable, depth: dict[str, int]) -> tuple[str, int]:
