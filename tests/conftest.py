@@ -1,4 +1,6 @@
+import atexit
 import os
+import shutil
 import tempfile
 import warnings
 
@@ -8,6 +10,7 @@ import warnings
 if "ARRJIT_CACHE_DIR" not in os.environ or os.environ.get("ARRJIT_TEST_PRIVATE_CACHE"):
     os.environ["ARRJIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="arrjit-test-cache-")
     os.environ["ARRJIT_TEST_PRIVATE_CACHE"] = "1"
+    atexit.register(shutil.rmtree, os.environ["ARRJIT_CACHE_DIR"], ignore_errors=True)
 # Every graph that enters the passes is checked (SSA form, order, avals): ``core.verify``.
 os.environ.setdefault("ARRJIT_VERIFY_IR", "1")
 
