@@ -71,3 +71,15 @@ def test_generated_source_reads_sizes_from_params():
     for size in ("6", "4", "8"):
         assert f"range({size})" not in body and f"* {size}" not in body, body
     assert list(r.params[:2]) == [6, 4]
+
+
+def test_one_dimensional_arrays_reach_the_loop_as_passed():
+    """A reshape inside the kernel hides the arguments' no-alias facts from LLVM (float64
+    sin was not vectorised): 1-d arrays are indexed as passed, others are flattened."""
+    ks, _ = kernels_of(lambda x, y: anp.sin(x) + y.sum(), np.zeros(5), np.zeros((2, 3)))
+    assert len(ks) == 2
+    for k in ks:
+        source = render_kernel(k).source
+        for name, v in [(f"w{i}", v) for i, v in enumerate(k.writes)] + [
+                (f"r{i}", v) for i, v in enumerate(k.reads)]:
+            assert (f"{name} = {name}.reshape({name}.size)" in source) == (v.ndim != 1)

@@ -16,9 +16,10 @@ from typing import Callable
 import numpy as np
 
 from ...core.rules import ARG_REDUCTIONS, REDUCTION_RULES
-from ...passes.kernel import Affine, Compute, Const, Kernel, Load, Reduce
+from ...passes.kernel import Compute, Const, Kernel, Load, Reduce
 from ...core.ir import Op
 from ..source import constant_text, extreme as _extreme, isnan_complex
+from .access import ParamTable, index_expr, loop_depth
 from .expressions import EXPRESSIONS, expression, literal, type_name
 
 # Elementwise kernels compile without fast-math: +, -, *, / then round exactly as NumPy's loops
@@ -54,60 +55,6 @@ class RenderedKernel:
     name: str
     source: str               # the function definition, decorated
     params: np.ndarray        # the P vector for this call's sizes
-
-
-class _ParamTable:
-    """Assigns P slots to run-time integers in a structure-determined order."""
-
-    def __init__(self) -> None:
-        self.values: list[int] = []
-        self.indices: dict[Affine, str] = {}
-
-    def slot(self, value: int) -> str:
-        self.values.append(int(value))
-        return f"p{len(self.values) - 1}"
-
-    def prologue(self) -> list[str]:
-        """Copy the vector into locals first: LLVM cannot prove a store to an output leaves
-        ``P`` unchanged, so an index reading ``P[k]`` inside a loop is not loop-invariant
-        and the loop does not vectorise (measured 11x on softmax's last pass)."""
-        return [f"p{k} = P[{k}]" for k in range(len(self.values))]
-
-
-def _index_expr(access: Affine, params: _ParamTable) -> str:
-    """The flat element index of an access, as an unsigned integer: every index is in range
-    by construction, and unsigned indices spare numba's negative-index wraparound check,
-    which otherwise stops LLVM from vectorising the loop (measured 3x on a 5-input chain).
-    Equal accesses share their P slots, so a load and a store of one element are visibly
-    the same address (LLVM then vectorises a read-modify-write of an output)."""
-    if access not in params.indices:
-        params.indices[access] = f"np.uint64({_signed_index_expr(access, params)})"
-    return params.indices[access]
-
-
-def _signed_index_expr(access: Affine, params: _ParamTable) -> str:
-    terms = []
-    if access.offset != 0 or access.shifted:
-        terms.append(params.slot(access.offset))
-    for j, c in enumerate(access.coefs):
-        if c == 0:
-            continue
-        if c == 1:
-            terms.append(f"i{j}")
-        elif c == -1:
-            terms.append(f"-i{j}")
-        else:
-            terms.append(f"i{j} * {params.slot(c)}")
-    for w in access.wraps:   # a roll's wrap-around
-        terms.append(f"({params.slot(w.add)} if {_signed_index_expr(w.value, params)} < "
-                     f"{params.slot(w.below)} else 0)")
-    if not terms:
-        return "0"
-    return " + ".join(terms).replace("+ -", "- ")
-
-
-def _depth(access: Affine) -> int:
-    return max(access.loops(), default=-1) + 1
 
 
 # How each reduction rule's ``update`` folds a value ``v`` into an accumulator ``acc``.
@@ -263,30 +210,50 @@ def array_names(kernel: Kernel) -> tuple[list[str], list[str]]:
 
 def render_kernel(kernel: Kernel) -> RenderedKernel:
     """Render the kernel as a decorated numba function; name derived from its body hash."""
-    params = _ParamTable()
+    params = ParamTable()
     for n in kernel.sizes:
         params.slot(n)
     writes, reads = array_names(kernel)
-    body: list[str] = [f"{name} = {name}.reshape({name}.size)" for name in writes + reads]
+    body: list[str] = []
     if kernel.n_outer is None:
         _render_elementwise(kernel, params, body)
     else:
         _render_passes(kernel, params, body)
     text_body = "\n".join("    " + line for line in params.prologue() + body)
-    signature = ", ".join(writes + reads + ["P", "start", "stop"])
-    digest = hashlib.sha256((signature + "\n" + text_body).encode()).hexdigest()[:16]
+    signature = writes + reads + ["P", "start", "stop"]
+    flat = _not_flat(kernel)
+    digest = hashlib.sha256((", ".join(signature) + f"\n{sorted(flat)}\n" + text_body
+                             ).encode()).hexdigest()[:16]
     name = f"kernel_{digest}"
     options = REDUCTION_OPTIONS if kernel.n_outer is not None else NJIT_OPTIONS
-    source = f"@njit({options})\ndef {name}({signature}):\n{text_body}\n"
+    source = _flat_entry(name, signature, flat, text_body, options)
     return RenderedKernel(name, source, np.asarray(params.values, dtype=np.int64))
 
 
-def _statement(stmt, params: _ParamTable, depth: dict[str, int]) -> tuple[str, int]:
+def _not_flat(kernel: Kernel) -> set[str]:
+    """The kernel's arrays that are not 1-d: the loops index every buffer by flat position."""
+    writes, reads = array_names(kernel)
+    return {a for a, v in zip(writes + reads, kernel.writes + kernel.reads) if v.ndim != 1}
+
+
+def _flat_entry(name: str, signature: list[str], flat: set[str], text: str,
+                options: str) -> str:
+    """``name(signature)`` running ``text`` on 1-d arrays: the arrays in ``flat`` are
+    reshaped first. A 1-d array is used as passed: LLVM keeps an argument's no-alias fact,
+    not a reshape's, and without it a loop of a long math function is not vectorised (float64
+    sin over 1M elements: 30 ms with the reshape, 5 ms without, NumPy 16 ms). Flattening n-d
+    arrays in a wrapper function instead would keep the fact for them too, but it cost a
+    third more compile time on a 6-kernel program (LLVM optimises the loop twice)."""
+    reshapes = "".join(f"    {a} = {a}.reshape({a}.size)\n" for a in signature if a in flat)
+    return f"@njit({options})\ndef {name}({', '.join(signature)}):\n{reshapes}{text}\n"
+
+
+def _statement(stmt, params: ParamTable, depth: dict[str, int]) -> tuple[str, int]:
     """(source line, loop depth it needs) of one statement."""
     if isinstance(stmt, Load):
         array = f"{'w' if stmt.own_output else 'r'}{stmt.buffer}"
-        return (f"{stmt.name} = {array}[{_index_expr(stmt.access, params)}]",
-                _depth(stmt.access))
+        return (f"{stmt.name} = {array}[{index_expr(stmt.access, params)}]",
+                loop_depth(stmt.access))
     if isinstance(stmt, Const):
         return f"{stmt.name} = {constant_text(stmt, params.slot)}", 0
     return (f"{stmt.name} = {expression(stmt)}",
@@ -297,7 +264,7 @@ def _loop_header(d: int) -> str:
     return f"for i{d} in {'range(start, stop)' if d == 0 else f'range(p{d})'}:"
 
 
-def _render_elementwise(kernel: Kernel, params: _ParamTable, body: list[str]) -> None:
+def _render_elementwise(kernel: Kernel, params: ParamTable, body: list[str]) -> None:
     """One loop nest; each statement hoisted to the shallowest loop it depends on."""
     nloops = len(kernel.sizes)
     pre: list[list[str]] = [[] for _ in range(nloops + 1)]
@@ -306,7 +273,7 @@ def _render_elementwise(kernel: Kernel, params: _ParamTable, body: list[str]) ->
         line, d = _statement(stmt, params, depth)
         depth[stmt.name] = d
         pre[d].append(line)
-    pre[nloops].extend(f"w{s.buffer}[{_index_expr(s.access, params)}] = {s.value}"
+    pre[nloops].extend(f"w{s.buffer}[{index_expr(s.access, params)}] = {s.value}"
                        for s in kernel.stores)
     _emit_nest(body, pre, 0, "")
 
@@ -335,7 +302,7 @@ def _emit_nest(body: list[str], lines: list[list[str]], d: int, indent: str,
     body.extend(inside + line for line in after)
 
 
-def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
+def _render_passes(kernel: Kernel, params: ParamTable, body: list[str],
                    mode: str = "whole") -> None:
     """Outer loops over the kept dimensions; inside, for each pass, the accumulator
     initialisations and a loop nest over the reduced dimensions, with the statements that
@@ -388,8 +355,8 @@ def _render_passes(kernel: Kernel, params: _ParamTable, body: list[str],
         inner[r.stage][nloops].extend(update)
     stored_inside: set[int] = set()
     for s in kernel.stores:
-        line = f"w{s.buffer}[{_index_expr(s.access, params)}] = {s.value}"
-        if _depth(s.access) > n_outer or depth.get(s.value, 0) > n_outer:
+        line = f"w{s.buffer}[{index_expr(s.access, params)}] = {s.value}"
+        if loop_depth(s.access) > n_outer or depth.get(s.value, 0) > n_outer:
             inner[s.stage][nloops].append(line)
             stored_inside.add(s.stage)
         else:
@@ -487,12 +454,12 @@ def render_split(kernel: Kernel, name: str) -> str:
     sources = []
     for mode, signature in (("part", parts + reads + ["P", "start", "stop", "t"]),
                             ("finish", writes + reads + parts + ["P", "n"])):
-        params = _ParamTable()
+        params = ParamTable()
         for size in kernel.sizes:
             params.slot(size)
-        body = [f"{a} = {a}.reshape({a}.size)" for a in writes + reads if a in signature]
+        body: list[str] = []
         _render_passes(kernel, params, body, mode)
         text = "\n".join("    " + line for line in params.prologue() + body)
-        sources.append(f"@njit({REDUCTION_OPTIONS})\ndef {name}_{mode}({', '.join(signature)}):"
-                       f"\n{text}\n")
+        sources.append(_flat_entry(f"{name}_{mode}", signature, _not_flat(kernel), text,
+                                   REDUCTION_OPTIONS))
     return "\n\n".join(sources)
