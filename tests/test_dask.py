@@ -67,6 +67,7 @@ def test_a_reduction_over_a_chunked_axis_ends_a_pass(fun, passes):
     (lambda x: x[1:] - x[:-1], "a slice"),
     (lambda x: anp.sort(x, axis=0), "sort"),
     (lambda x: anp.cumsum(x, axis=0), "cumsum"),
+    (lambda x: anp.roll(x, 1, axis=0) + x, "roll"),
     (lambda x: x.T @ x, "matmul"),
     (lambda x: x.reshape(-1), "reshape"),
     (lambda x: x + anp.asarray(np.arange(600.0))[:, None], "a constant array"),
@@ -88,8 +89,10 @@ def test_a_square_array_against_its_own_transpose_is_refused():
 
 def test_the_same_ops_along_an_axis_in_one_chunk_run():
     x = da.from_array(XN, chunks=(600, 8))
-    out = arrjit.jit(lambda x: anp.sort(x, axis=0)[1:] - anp.cumsum(x, axis=0)[:-1])(x)
-    np.testing.assert_allclose(out.compute(), np.sort(XN, axis=0)[1:] - np.cumsum(XN, 0)[:-1])
+    out = arrjit.jit(lambda x: anp.sort(x, axis=0)[1:] - anp.cumsum(x, axis=0)[:-1]
+                     + anp.roll(x, 2, axis=0)[1:])(x)
+    np.testing.assert_allclose(out.compute(), np.sort(XN, axis=0)[1:] - np.cumsum(XN, 0)[:-1]
+                               + np.roll(XN, 2, axis=0)[1:])
 
 
 # -- results on the threaded scheduler -------------------------------------------------------------

@@ -140,6 +140,12 @@ def test_roll_is_an_index_map_fused_into_its_reader():
         arrjit.jit(lambda v: anp.roll(v, 1, axis=2))(x)
 
 
+def test_roll_under_vmap_rolls_each_example():
+    x = np.arange(24.0).reshape(4, 6)
+    per_row = arrjit.vmap(lambda r: anp.roll(r, 2) * 2)
+    assert_same(arrjit.jit(per_row)(x), np.roll(x, 2, axis=1) * 2)
+
+
 def test_a_donated_buffer_is_not_overwritten_by_its_own_roll():
     x = np.arange(6.0)
     with pytest.warns(arrjit.errors.DonationWarning, match="shifted|different index"):
