@@ -19,7 +19,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ..core.ir import Op
-from ..passes.kernel import Compute, Const
+from ..passes.kernel import Affine, Compute, Const
 
 
 def type_name(dtype: np.dtype) -> str:
@@ -53,6 +53,29 @@ def constant_text(const: Const, slot: Callable[[int], str]) -> str:
     if const.runtime and value.imag == 0 and value.real.is_integer():
         return f"{type_name(const.dtype)}({slot(int(value.real))})"
     return literal(const.value, const.dtype)
+
+
+def affine_text(access: Affine, slot: Callable[[int], str]) -> str:
+    """An access's flat index as source over the loop indices ``i<j>``; its offset, strides
+    and a roll's wrap-around bounds are run-time integers named by ``slot``.
+
+    >>> slots = []
+    >>> affine_text(Affine(2, (3, 1, 0), True), lambda v: slots.append(v) or f"p{len(slots) - 1}")
+    'p0 + i0 * p1 + i1'
+    """
+    terms = []
+    if access.offset != 0 or access.shifted:
+        terms.append(slot(access.offset))
+    for j, c in enumerate(access.coefs):
+        if c == 1:
+            terms.append(f"i{j}")
+        elif c == -1:
+            terms.append(f"-i{j}")
+        elif c != 0:
+            terms.append(f"i{j} * {slot(c)}")
+    for w in access.wraps:   # a roll's wrap-around
+        terms.append(f"({slot(w.add)} if {affine_text(w.value, slot)} < {slot(w.below)} else 0)")
+    return " + ".join(terms).replace("+ -", "- ") if terms else "0"
 
 
 def extreme(dtype: np.dtype, largest: bool) -> str:

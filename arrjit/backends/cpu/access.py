@@ -9,6 +9,7 @@ flat element index of an access (``passes.kernel.Affine``) as source text.
 from __future__ import annotations
 
 from ...passes.kernel import Affine
+from ..source import affine_text
 
 
 class ParamTable:
@@ -36,29 +37,8 @@ def index_expr(access: Affine, params: ParamTable) -> str:
     Equal accesses share their P slots, so a load and a store of one element are visibly
     the same address (LLVM then vectorises a read-modify-write of an output)."""
     if access not in params.indices:
-        params.indices[access] = f"np.uint64({signedindex_expr(access, params)})"
+        params.indices[access] = f"np.uint64({affine_text(access, params.slot)})"
     return params.indices[access]
-
-
-def signedindex_expr(access: Affine, params: ParamTable) -> str:
-    terms = []
-    if access.offset != 0 or access.shifted:
-        terms.append(params.slot(access.offset))
-    for j, c in enumerate(access.coefs):
-        if c == 0:
-            continue
-        if c == 1:
-            terms.append(f"i{j}")
-        elif c == -1:
-            terms.append(f"-i{j}")
-        else:
-            terms.append(f"i{j} * {params.slot(c)}")
-    for w in access.wraps:   # a roll's wrap-around
-        terms.append(f"({params.slot(w.add)} if {signedindex_expr(w.value, params)} < "
-                     f"{params.slot(w.below)} else 0)")
-    if not terms:
-        return "0"
-    return " + ".join(terms).replace("+ -", "- ")
 
 
 def loop_depth(access: Affine) -> int:

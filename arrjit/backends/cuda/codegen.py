@@ -30,7 +30,7 @@ import numpy as np
 
 from ...core.rules import ARG_REDUCTIONS
 from ...passes.kernel import Affine, Compute, Const, Kernel, Load, Reduce
-from ..source import constant_text, type_name
+from ..source import affine_text, constant_text, type_name
 from . import reduce as red
 from .expressions import ERROR_FLAG, checks_negative_power, statement_lines
 
@@ -85,20 +85,7 @@ class _ParamTable:
 
 
 def _index_expr(access: Affine, params: _ParamTable) -> str:
-    terms = []
-    if access.offset != 0 or access.shifted:
-        terms.append(params.slot(access.offset))
-    for j, c in enumerate(access.coefs):
-        if c == 1:
-            terms.append(f"i{j}")
-        elif c == -1:
-            terms.append(f"-i{j}")
-        elif c != 0:
-            terms.append(f"i{j} * {params.slot(c)}")
-    for w in access.wraps:   # a roll's wrap-around
-        terms.append(f"({params.slot(w.add)} if {_index_expr(w.value, params)} < "
-                     f"{params.slot(w.below)} else 0)")
-    return " + ".join(terms).replace("+ -", "- ") if terms else "0"
+    return affine_text(access, params.slot)
 
 
 def _depth(access: Affine) -> int:
