@@ -18,8 +18,8 @@ from ..core.ir import (CONTROL_FLOW, ELEMENTWISE, LIBRARY_CALLS, REDUCTIONS, VIE
 from ..core.rules import COSTLY, REDUCTION_RULES
 from .kernel import (Affine, Compute, Const, Kernel, LibraryCall, Load, Partition, Reduce, Step,
                      Stmt, Store, c_strides, combine, identity_map, merge_loops)
-from .views import (VIEW_MAPS, read_through, reshape_map, same_ignoring_ones,
-                    transposed_source)
+from .views import (VIEW_MAPS, below_unit_reshapes, read_through, reshape_map,
+                    same_ignoring_ones, transposed_source)
 
 CALLS = LIBRARY_CALLS | CONTROL_FLOW  # steps run outside fused loop nests
 
@@ -50,7 +50,9 @@ class _Fuser:
             elif n.op is Op.RESHAPE and not same_ignoring_ones(n.inputs[0].shape, n.out.shape):
                 self._store_unflattenable(n.inputs[0])
             elif n.op is Op.BROADCAST and n.out.aval.size > n.inputs[0].aval.size:
-                src = n.inputs[0]
+                # below reshapes that only add or drop ones, so the stored value can join a
+                # row kernel as a row-level value
+                src = below_unit_reshapes(n.inputs[0], self.producer)
                 if src.ndim > 0 and self._has_costly(src):
                     self.stored.add(src)
 
@@ -86,10 +88,12 @@ class _Fuser:
             stack.extend(node.inputs)
 
     def _has_costly(self, var: Var) -> bool:
+        """Whether computing ``var`` per element costs more than reading it. Work on 0-d
+        values is loop-invariant (LLVM hoists it), so it does not count."""
         stack, seen = [var], set()
         while stack:
             v = stack.pop()
-            if v in seen or v in self.stored:
+            if v in seen or v in self.stored or v.ndim == 0:
                 continue
             seen.add(v)
             node = self.producer.get(v)

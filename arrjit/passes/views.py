@@ -95,6 +95,16 @@ def read_through(node: Node, tag: str) -> str:
     return "other"
 
 
+def below_unit_reshapes(var: Var, producer: dict[Var, Node]) -> Var:
+    """The value ``var`` is a reshape of through reshapes that only add or drop ones."""
+    node = producer.get(var)
+    while (node is not None and node.op is Op.RESHAPE
+           and same_ignoring_ones(node.inputs[0].shape, var.shape)):
+        var = node.inputs[0]
+        node = producer.get(var)
+    return var
+
+
 def transposed_source(var: Var, producer: dict[Var, Node]) -> tuple[Var, tuple[int, ...]] | None:
     """``(base, perm)`` when ``var`` is one or more transposes of ``base``
     (``var == numpy.transpose(base, perm)``), else None."""
