@@ -119,7 +119,7 @@ def _complex_reciprocal(z):
 
 def reciprocal(x, /):
     """``1 / x`` in ``x``'s dtype (for integers NumPy's truncating ``1 // x``: 1 and -1 give
-    themselves, every other value 0; ``0`` is an error, as in NumPy; booleans give int8)."""
+    themselves, every other value 0, and 0 what NumPy gives for it; booleans give int8)."""
     if not _traced(x):
         return np.reciprocal(x)
     if x.dtype.kind == "f":
@@ -128,7 +128,10 @@ def reciprocal(x, /):
         return _complex_reciprocal(x)
     if x.dtype.kind == "b":
         return anp.where(x, anp.asarray(1, dtype=np.int8), anp.asarray(0, dtype=np.int8))
-    return anp.where(anp.abs(x) == 1, x, anp.zeros_like(x))
+    with np.errstate(all="ignore"):   # what NumPy gives for 0 here (INT_MIN for 32/64 bits)
+        at_zero = np.reciprocal(np.zeros((), x.dtype))
+    kept = anp.where(anp.abs(x) == 1, x, anp.zeros_like(x))
+    return kept if at_zero == 0 else anp.where(x == 0, anp.asarray(at_zero), kept)
 
 
 def diff(a, n=1, axis=-1, prepend=None, append=None):
