@@ -9,6 +9,7 @@ from . import errors, lax  # noqa: F401
 from . import numpy  # noqa: F401  (installs the Tracer's array methods)
 from .api import CacheInfo, Jitted, Lowered, clear_caches, jit, make_graph
 from .batching import vmap
+from .autodiff import custom_vjp, float0, grad, jvp, stop_gradient, value_and_grad, vjp
 from .config import config
 from .placement import block_until_ready, device_get, device_put, devices
 from .core.tree import register_pytree_node
@@ -19,5 +20,6 @@ from .version import __version__
 __all__ = [
     "jit", "vmap", "make_graph", "clear_caches", "config", "errors", "lax", "numpy", "devices",
     "device_put", "device_get", "block_until_ready", "register_pytree_node", "CacheInfo",
-    "Jitted", "Lowered", "__version__",
+    "Jitted", "Lowered", "__version__", "grad", "value_and_grad", "vjp", "jvp",
+    "stop_gradient", "custom_vjp", "float0",
 ]

@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import numpy as anp
+from .autodiff.marks import stop_gradient  # noqa: F401  (lax.stop_gradient, as in JAX)
 from .core import primitives
 from .core.dtypes import Aval
 from .core.ir import Op

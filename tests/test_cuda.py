@@ -92,6 +92,12 @@ PROGRAMS = {
         lax.fori_loop(0, 3, lambda i, v: anp.tanh(v @ b) + 1.0, a),
         lax.while_loop(lambda v: v.sum() < 10.0, lambda v: v * 2.0, anp.abs(a))),
         (np.ones((3, 3)), np.eye(3))),
+    "gradients": (arrjit.value_and_grad(lambda x, w: (
+        anp.sum(anp.log(anp.sum(anp.exp(x - x.max(axis=1, keepdims=True)), axis=1)))
+        + anp.sum(lax.fori_loop(0, 2, lambda i, v: anp.tanh(v @ w), x) ** 2)
+        + anp.sum((x - x.mean(axis=-1, keepdims=True)) / anp.sqrt(x.var(axis=-1,
+                                                                        keepdims=True) + 1e-5))),
+        argnums=(0, 1)), (np.ones((4, 4)) * np.arange(4.0), np.eye(4) * 0.5)),
 }
 
 

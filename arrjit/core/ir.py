@@ -238,11 +238,16 @@ def make_params(**kwargs: Any) -> tuple[tuple[str, Any], ...]:
 
 @dataclass(frozen=True)
 class Graph:
-    """A function: input vars, nodes in topological order, output vars."""
+    """A function: input vars, nodes in topological order, output vars.
+
+    ``annotations`` maps a var's id to what a transformation must know about it and the
+    compiler ignores (``arrjit.autodiff``: a ``stop_gradient``, a custom derivative rule);
+    passes that rewrite a graph drop them."""
 
     inputs: tuple[Var, ...]
     nodes: tuple[Node, ...]
     outputs: tuple[Var, ...]
+    annotations: dict | None = field(default=None, repr=False, compare=False, hash=False)
     _producers: dict | None = field(default=None, repr=False, compare=False, hash=False)
 
     def producer(self, var: Var) -> Node | None:

@@ -33,6 +33,7 @@ class TraceContext:
         self._next_id: int = 0 if parent is None else parent._next_id + 1_000_000
         self._constants: dict[int, tuple[Any, Var]] = {}
         self.python_scalars: set[str] = set()    # arguments passed as Python numbers
+        self.annotations: dict[int, Any] = {}    # var id -> transformation note (``Graph``)
 
     def new_var(self, aval: Aval) -> Var:
         self._next_id += 1
@@ -85,7 +86,8 @@ class TraceContext:
         self.active = False
         self.finished = True
         inputs = tuple(self.inputs) + tuple(v for v, _ in self.lifted)
-        return Graph(inputs, tuple(self.nodes), tuple(outputs))
+        return Graph(inputs, tuple(self.nodes), tuple(outputs),
+                     annotations=dict(self.annotations) if self.annotations else None)
 
 
 _state = threading.local()
