@@ -83,3 +83,19 @@ def test_one_dimensional_arrays_reach_the_loop_as_passed():
         for name, v in [(f"w{i}", v) for i, v in enumerate(k.writes)] + [
                 (f"r{i}", v) for i, v in enumerate(k.reads)]:
             assert (f"{name} = {name}.reshape({name}.size)" in source) == (v.ndim != 1)
+
+
+def test_reductions_over_the_leading_axis_run_in_column_order():
+    """The rows loop outside, the columns inside (contiguous, vectorised), one accumulator
+    per column; row reductions keep the row order."""
+    ks, _ = kernels_of(lambda x: (anp.sum(x * 2.0, axis=0), anp.max(x, axis=0)),
+                       np.zeros((6, 5)))
+    source = render_kernel(ks[0]).source
+    assert "for i1 in range(p1):\n        for i0 in range(start, stop):" in source
+    assert "acc0_c = np.empty(stop - start" in source
+    ks, _ = kernels_of(lambda x: anp.sum(x, axis=1), np.zeros((6, 5)))
+    assert "_c = np.empty" not in render_kernel(ks[0]).source
+    for n in (7, 300):    # the same source for every size of the same structure
+        ks2, _ = kernels_of(lambda x: (anp.sum(x * 2.0, axis=0), anp.max(x, axis=0)),
+                            np.zeros((n, 9)))
+        assert render_kernel(ks2[0]).source == source

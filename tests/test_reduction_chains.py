@@ -66,3 +66,23 @@ def test_chained_means_over_different_axes_with_keepdims():
     x = np.random.default_rng(0).random((17, 64, 5))
     f = arrjit.jit(lambda x: x.mean(axis=0, keepdims=True).mean(axis=2))
     np.testing.assert_allclose(f(x), x.mean(axis=0, keepdims=True).mean(axis=2), rtol=1e-12)
+
+
+def test_column_reductions_match_numpy_and_fold_rows_in_order(two_threads_from_1000_elements):
+    rng = np.random.default_rng(5)
+    for dtype in ("float64", "float32", "int32", "bool"):
+        x = (rng.standard_normal((700, 37)) * 10).astype(dtype)
+        f = arrjit.jit(lambda x: (anp.sum(x, axis=0), anp.max(x, axis=0), anp.min(x, axis=0),
+                                  anp.prod(anp.where(x != 0, x, 1)[:5], axis=0),
+                                  anp.any(x, axis=0)))
+        outs = f(x)
+        refs = (np.sum(x, axis=0), np.max(x, axis=0), np.min(x, axis=0),
+                np.prod(np.where(x != 0, x, 1)[:5], axis=0), np.any(x, axis=0))
+        for out, ref in zip(outs, refs):
+            assert out.dtype == ref.dtype and out.shape == ref.shape
+            np.testing.assert_allclose(out, ref, rtol=1e-5 if dtype == "float32" else 1e-12)
+        if dtype == "float64":   # each column adds its rows in order: exactly a running sum
+            running = np.zeros(37)
+            for row in x:
+                running += row
+            np.testing.assert_array_equal(outs[0], running)

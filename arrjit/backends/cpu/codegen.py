@@ -19,6 +19,7 @@ from ...core.rules import ARG_REDUCTIONS, REDUCTION_RULES
 from ...passes.kernel import Compute, Const, Kernel, Load, Reduce
 from ...core.ir import Op
 from ..source import constant_text, extreme as _extreme, isnan_complex
+from . import columns
 from .access import ParamTable, index_expr, loop_depth
 from .expressions import EXPRESSIONS, expression, literal, type_name
 
@@ -321,6 +322,8 @@ def _render_passes(kernel: Kernel, params: ParamTable, body: list[str],
     gap: dict[str, int] = {r.name: r.stage + 1 for r in kernel.reductions}
     stages = kernel.stages or (0,) * len(kernel.stmts)
     inner_stmts: dict[str, tuple[int, int, tuple[str, ...], str]] = {}  # name: pass, depth..
+    per_column: list[str] = []     # statements before the pass (for the column order)
+    simple = True                  # ... all loads and constants
     for stmt, stage in zip(kernel.stmts, stages):
         line, d = _statement(stmt, params, depth)
         depth[stmt.name] = d
@@ -334,6 +337,9 @@ def _render_passes(kernel: Kernel, params: ParamTable, body: list[str],
             outer_pre[d].append(line)
         else:
             gaps[g].append(line)
+            if g == 0:
+                per_column.append(line)
+                simple = simple and isinstance(stmt, (Load, Const))
     scans: list[list[list[str]]] = [[[] for _ in range(nloops + 1)] for _ in range(passes)]
     blocks: list[tuple[list[str], list[str]]] = [([], []) for _ in range(passes)]
     for r in kernel.reductions:
@@ -369,6 +375,14 @@ def _render_passes(kernel: Kernel, params: ParamTable, body: list[str],
             if values == scans[p][nloops][:-1]:    # the pass computes only the value
                 blocked_args[p] = _blocked_arg_lines(of_pass[0], values, nloops - 1)
 
+
+    simple = simple and not stored_inside and not blocked_args and not any(scans[0]) and (
+        len(gaps[0]) == len(per_column) + len(kernel.reductions))
+    if mode == "whole" and columns.suits(kernel, simple):
+        per_element = [line for (_, _, _, line) in inner_stmts.values()]
+        columns.render(body, outer_pre[0], per_column, per_element, kernel.reductions,
+                       gaps[1], _reduction_lines)
+        return
 
     def emit_outer(d: int, indent: str) -> None:
         if d < n_outer:

@@ -1,0 +1,64 @@
+"""Reductions over leading axes in column order.
+
+A kernel that reduces over the leading axis of a C-ordered array (``x.sum(axis=0)``, the
+bias and scale gradients of a backward pass) keeps the columns as its outer loop. Reading
+each column down the rows strides through memory one element per row: 7x slower than NumPy
+on 4096 x 256. Rendered in column order instead, the kernel keeps one accumulator per column
+in a small array and runs the rows outside, so the inner loop reads each row contiguously
+and vectorises. Each column still folds its rows in the same order, so the results are the
+same bit for bit.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ...core.rules import ARG_REDUCTIONS, REDUCTION_RULES
+from ...passes.kernel import Kernel, Load, Reduce
+
+
+def suits(kernel: Kernel, simple: bool) -> bool:
+    """Whether ``kernel`` is one pass over two loops (columns outside, rows inside) whose
+    loads run contiguously along the columns and with a stride along the rows. ``simple``:
+    the renderer found nothing but loads and constants between the loops and no store in
+    the pass. The decision depends on the pattern of unit and other strides only, so it is
+    the same for every size of the same structure."""
+    if not (simple and kernel.n_outer == 1 and len(kernel.sizes) == 2 and kernel.passes == 1):
+        return False
+    if any(r.op in ARG_REDUCTIONS for r in kernel.reductions):
+        return False
+    loads = [s for s in kernel.stmts if isinstance(s, Load) and 1 in s.access.loops()]
+    if any(s.access.wraps or s.access.coefs[0] not in (0, 1) for s in loads):
+        return False
+    return any(s.access.coefs[1] not in (0, 1) for s in loads)
+
+
+def _accumulator_dtype(r: Reduce) -> str:
+    rule = REDUCTION_RULES[r.op]
+    dtype = r.dtype if rule.update in ("max", "min") else r.acc_dtype
+    return f"np.{dtype.name}" if dtype.name != "bool" else "np.bool_"
+
+
+def render(body: list[str], before: list[str], per_column: list[str], per_element: list[str],
+           reductions: tuple[Reduce, ...], after: list[str],
+           reduction_lines: Callable[[Reduce], tuple[list[str], list[str]]]) -> None:
+    """The kernel in column order: ``before`` (no loop), ``per_column`` (loads of the
+    column's values, repeated where needed), ``per_element`` (the statements of the rows
+    loop), then the accumulators' updates, and ``after`` (epilogue and stores)."""
+    body.extend(before)
+    for r in reductions:
+        body.append(f"{r.name}_c = np.empty(stop - start, {_accumulator_dtype(r)})")
+    body.append("for i0 in range(start, stop):")
+    for r in reductions:
+        body.extend("    " + line for line in reduction_lines(r)[0])
+        body.append(f"    {r.name}_c[i0 - start] = {r.name}")
+    body.append("for i1 in range(p1):")
+    body.append("    for i0 in range(start, stop):")
+    inner = list(per_column) + [f"{r.name} = {r.name}_c[i0 - start]" for r in reductions]
+    inner += per_element
+    for r in reductions:
+        inner.extend(reduction_lines(r)[1])
+        inner.append(f"{r.name}_c[i0 - start] = {r.name}")
+    body.extend("        " + line for line in inner)
+    body.append("for i0 in range(start, stop):")
+    last = list(per_column) + [f"{r.name} = {r.name}_c[i0 - start]" for r in reductions]
+    body.extend("    " + line for line in last + after)
