@@ -36,6 +36,7 @@ from .passes.lower import lower
 from .plan import Plan, build_plan
 from .runtime import compile as compiler
 from .runtime.compile import CompileStats
+from . import tiers
 from .signature import (KEY_FLAGS, PYTHON_SCALARS, ArgumentBinding, Default, as_array, leaf_aval,
                         unwrap)
 
@@ -49,6 +50,7 @@ class CacheInfo(NamedTuple):
     compiles: int
     disk_hits: int
     currsize: int
+    interpreted: int = 0     # calls the reference interpreter answered (compile="background")
 
 
 @dataclass
@@ -60,6 +62,7 @@ class _Entry:
     convert: tuple[int, ...]   # leaves that must become C-contiguous arrays first
     single_output: bool = False
     run: Callable | None = None  # the executable's generated runner, for the fast hit path
+    pending: Any = None          # compile="background": the Future of the executable
 
 
 _all_jitted: "weakref.WeakSet[Jitted]" = weakref.WeakSet()
@@ -69,8 +72,11 @@ class Jitted(ArgumentBinding):
     """A function compiled per signature. Create with :func:`jit`."""
 
     def __init__(self, fun: Callable, *, static_argnums=None, static_argnames=None,
-                 donate_argnums=None, donate_argnames=None, device: str | None = None):
+                 donate_argnums=None, donate_argnames=None, device: str | None = None,
+                 compile: str | None = None):
         functools.update_wrapper(self, fun)
+        self._compile_mode = tiers.check_mode(compile or config.compile)
+        self._interpreted = 0
         self._fun = fun
         self._name = getattr(fun, "__qualname__", getattr(fun, "__name__", "function"))
         self._backend: Backend = get_backend(device or config.default_device)
@@ -111,8 +117,10 @@ class Jitted(ArgumentBinding):
         else:
             self._hits += 1
             self._cache.move_to_end(key)
+        if entry.pending is not None:
+            self._adopt(entry, wait=False)
         if entry.executable is None:
-            outs = interpret.evaluate(entry.graph, [as_array(x) for x in leaves])
+            outs = self._interpret(entry, leaves)
         else:
             if entry.convert:
                 to_device = self._backend.to_device
@@ -122,10 +130,43 @@ class Jitted(ArgumentBinding):
             return outs[0]
         return unflatten(entry.out_tree, outs)
 
+    def _interpret(self, entry: _Entry, leaves: list) -> list:
+        """The reference interpreter's answer (``disable_jit``, or while compiling)."""
+        arrays = [as_array(x) for x in leaves]
+        if entry.plan is None:
+            return interpret.evaluate(entry.graph, arrays)
+        self._interpreted += 1
+        return tiers.interpret_plan(entry.plan, entry.graph, arrays)
+
+    def _adopt(self, entry: _Entry, wait: bool) -> None:
+        """Switch ``entry`` to its compiled executable once the background compile is done
+        (``wait``: block until it is). A compile that failed raises here, and the signature
+        is dropped so that the next call compiles again, as in eager mode."""
+        future = entry.pending
+        if future is None or not (wait or future.done()):
+            return
+        entry.pending = None
+        try:
+            executable = future.result()
+        except BaseException:
+            for key, cached in list(self._cache.items()):
+                if cached is entry:
+                    del self._cache[key]
+            raise
+        entry.executable = executable
+        entry.run = executable.fast_run if not entry.convert else None
+
+    def block_until_compiled(self) -> "Jitted":
+        """Wait until every signature seen so far runs compiled code (``compile="background"``;
+        a no-op otherwise). Returns the function, so ``f.block_until_compiled()(x)`` works."""
+        for entry in list(self._cache.values()):
+            self._adopt(entry, wait=True)
+        return self
+
     def _logged_first_run(self, entry: _Entry, leaves: list, before: tuple):
         stats = self._stats
         if entry.executable is None:
-            outs = interpret.evaluate(entry.graph, [as_array(x) for x in leaves])
+            outs = self._interpret(entry, leaves)
         else:
             if entry.convert:
                 leaves = [self._backend.to_device(x) for x in leaves]
@@ -133,11 +174,13 @@ class Jitted(ArgumentBinding):
         t = getattr(self, "_last_times", {})
         logger.warning(
             "arrjit: %s: trace %.1f ms, fuse %.1f ms, codegen %.1f ms, compile %.1f ms "
-            "(%d new), disk load %.1f ms (%d hits), %d kernel(s)", self._name,
+            "(%d new), disk load %.1f ms (%d hits), %d kernel(s)%s", self._name,
             1e3 * t.get("trace", 0), 1e3 * t.get("fuse", 0), 1e3 * t.get("codegen", 0),
             1e3 * (stats.compile_seconds - before[0]), stats.compiles - before[2],
             1e3 * (stats.load_seconds - before[1]), stats.disk_hits - before[3],
-            len(entry.plan.kernels) if entry.plan else 0)
+            len(entry.plan.kernels) if entry.plan else 0,
+            "; ran by the interpreter while compiling in the background"
+            if entry.pending is not None else "")
         return outs[0] if entry.single_output else unflatten(entry.out_tree, outs)
 
     # -- the miss path ----------------------------------------------------------------------------
@@ -195,6 +238,11 @@ class Jitted(ArgumentBinding):
         donate = [i for i in donated if i not in convert]
         plan = build_plan(lowered, donate=donate, arg_names=names)
         t3 = time.perf_counter()
+        if tiers.resolve(self._compile_mode) == "background" and self._backend.name == "cpu":
+            backend, stats = self._backend, self._stats
+            self._last_times = {"trace": t1 - t0, "fuse": t2 - t1, "codegen": t3 - t2}
+            return _Entry(plan, None, lowered.graph, out_tree, convert, single,
+                          pending=tiers.submit(lambda: backend.compile(plan, stats)))
         before = (self._stats.compile_seconds, self._stats.load_seconds)
         executable = self._backend.compile(plan, self._stats)
         t4 = time.perf_counter()
@@ -234,10 +282,10 @@ class Jitted(ArgumentBinding):
 
     def cache_info(self) -> CacheInfo:
         """Counts for this function: calls served from the memory cache (hits), signatures
-        traced (misses, traces), numba compilations (compiles) and disk-cache loads."""
+        traced (misses, traces), numba compilations (compiles), disk-cache loads, entries
+        (currsize) and calls the interpreter answered while compiling (interpreted)."""
         return CacheInfo(self._hits, self._misses, self._traces, self._stats.compiles,
-                         self._stats.disk_hits,
-                         len(self._cache))
+                         self._stats.disk_hits, len(self._cache), self._interpreted)
 
     def clear_cache(self) -> None:
         """Forget every traced signature of this function (compiled code stays loaded)."""
@@ -261,7 +309,7 @@ class Jitted(ArgumentBinding):
                        static_argnames=self.static_argnames or None,
                        donate_argnums=self.donate_argnums or None,
                        donate_argnames=self.donate_argnames or None,
-                       device=self._backend.name)
+                       device=self._backend.name, compile=self._compile_mode)
         return (_rebuild_jitted, (self._fun, options))
 
     def __get__(self, obj, objtype=None):
@@ -358,20 +406,32 @@ def _make_fast_hit(jitted: "Jitted") -> Callable:
 
 
 def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None,
-        donate_argnums=None, donate_argnames=None, device: str | None = None):
+        donate_argnums=None, donate_argnames=None, device: str | None = None,
+        compile: str | None = None):
     """Compile ``fun`` per call signature into fused native loops.
 
     Works as ``jit(f)``, ``@jit`` and ``@jit(...)``. Static arguments (by position or name;
     each is inferred from the other) are Python values keyed by type and value; donated
-    arguments may have their buffers reused for outputs.
+    arguments may have their buffers reused for outputs. ``compile="background"`` (or
+    ``ARRJIT_COMPILE=background``): a new signature's calls run the NumPy reference
+    interpreter while a background thread compiles, then switch to the compiled code
+    (CPU; ``device="cuda"`` compiles on the first call). The default, ``"auto"``, is
+    background in an interactive session and ``"eager"`` (compile on the first call)
+    elsewhere.
 
     >>> import arrjit, arrjit.numpy as anp
     >>> add_one = arrjit.jit(lambda x: x + 1)
     >>> add_one(anp.array([1.0, 2.0]))
     array([2., 3.])
+    >>> tiered = arrjit.jit(lambda x: x * 2, compile="background")
+    >>> tiered(anp.array([1.0, 2.0]))                # at once, by the interpreter
+    array([2., 4.])
+    >>> tiered.block_until_compiled()(anp.array([1.0, 2.0]))   # compiled from here on
+    array([2., 4.])
     """
     options = dict(static_argnums=static_argnums, static_argnames=static_argnames,
-                   donate_argnums=donate_argnums, donate_argnames=donate_argnames, device=device)
+                   donate_argnums=donate_argnums, donate_argnames=donate_argnames, device=device,
+                   compile=compile)
     if fun is None:
         return lambda f: Jitted(f, **options)
     if not callable(fun):

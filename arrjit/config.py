@@ -45,6 +45,10 @@ OPTIONS: dict[str, Option] = {
         Option("cuda_blocks_per_sm", 32, int,
                "most CUDA blocks per streaming multiprocessor in one launch (grid-stride "
                "loops cover the rest)"),
+        Option("compile", "auto", str,
+               "when jit compiles a new signature: 'eager' (on its first call), 'background' "
+               "(the reference interpreter answers until it is compiled) or 'auto' "
+               "(background in an interactive session, else eager)"),
         Option("disable_jit", False, _parse_bool,
                "run jitted functions with the NumPy reference interpreter"),
         Option("log_compiles", False, _parse_bool,

@@ -60,7 +60,7 @@ def slice_window(x: np.ndarray, *, starts, steps, out_shape) -> np.ndarray:
 
 IMPLS: dict[Op, Callable[..., Any]] = {op: ufunc_of(op) for op in UFUNC_OPS}
 IMPLS.update({
-    Op.CONST: lambda *, value, out_shape: value.array,
+    Op.CONST: lambda *, value, out_shape, runtime=False: value.array,
     Op.SELECT: lambda p, a, b, *, out_shape: np.where(p, a, b),
     Op.CAST: lambda x, *, dtype, out_shape: _cast(x, dtype),
     Op.REAL: lambda x, *, out_shape: np.real(x),

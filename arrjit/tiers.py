@@ -1,0 +1,79 @@
+"""Tiered execution (``jit(f, compile="background")``): while a signature's plan compiles on a
+background thread, its calls run the plan's graph through the NumPy reference interpreter.
+
+Both tiers run the same lowered graph, so they compute the same values (the interpreter is the
+compiler's test oracle; elementwise results agree to the math library's stated ULPs and sums
+to rounding), raise the same errors from the same library calls, and treat donated arguments
+alike: the donation proofs are the plan's, and where the plan writes an output into a donated
+argument, the interpreter copies the output into it and returns it.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .core import interpret
+from .core.ir import Graph
+from .plan import Plan, aliased_donors
+
+MODES = ("auto", "eager", "background")
+
+_executor: ThreadPoolExecutor | None = None
+_lock = threading.Lock()
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ValueError(f"jit(compile={mode!r}): choose 'eager' (compile on the first call, "
+                         f"then run it), 'background' (answer with the interpreter while a "
+                         f"background thread compiles) or 'auto' (background in an "
+                         f"interactive session, else eager)")
+    return mode
+
+
+def resolve(mode: str) -> str:
+    """'auto' is 'background' in an interactive session (the Python prompt, IPython,
+    Jupyter), where the first call is what the user waits for, and 'eager' in scripts,
+    tests and servers, where compiled code from the first call on is what they expect."""
+    if mode != "auto":
+        return mode
+    return "background" if interactive() else "eager"
+
+
+def interactive() -> bool:
+    if hasattr(sys, "ps1") or sys.flags.interactive:
+        return True
+    ipython = sys.modules.get("IPython")
+    return ipython is not None and getattr(ipython, "get_ipython", lambda: None)() is not None
+
+
+def submit(compile_plan: Callable[[], Any]) -> Future:
+    """Compile on the one background compile thread (numba compiles one module at a time
+    anyway; one thread keeps a core free for the interpreter)."""
+    global _executor
+    with _lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(1, thread_name_prefix="arrjit-compile")
+    return _executor.submit(compile_plan)
+
+
+def interpret_plan(plan: Plan, graph: Graph, leaves: Sequence[np.ndarray]) -> list:
+    """The graph's outputs by the reference interpreter, with the plan's donations: an
+    output the plan writes into a donated argument is written there and returned as it."""
+    outs = interpret.evaluate(graph, leaves)
+    if not plan.donated_inputs:
+        return outs
+    skip = aliased_donors(plan, leaves)
+    for i, out_slot in plan.donated_inputs.items():
+        if i in skip:
+            continue
+        for k, (kind, ref) in enumerate(plan.outputs):
+            if kind == "slot" and ref == out_slot:
+                np.copyto(leaves[i], outs[k])
+                outs[k] = leaves[i]
+                break
+    return outs
