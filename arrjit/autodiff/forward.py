@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numpy as np
-
 from ..core.ir import Graph, Op, Var
 from . import loops
 from .elementwise import PARTIALS, partials
-from .graphs import run_node
+from .graphs import run_node, scalar_or_value
 from .marks import CustomVJP, StopGradient
-from .reverse import _scalar_or, has_derivative
+from .reverse import has_derivative
 from .rules import JVP_RULES
 from .values import Value, add, as_dtype, is_inexact, scale
 
@@ -38,9 +36,10 @@ def jvp_graph(graph: Graph, values: Sequence[Value], tangents: Sequence[Value | 
             outs, touts = loops.while_jvp(node, ins, tins, jvp_graph)
         else:
             outs = run_node(node, ins)
-            scalars = [_scalar_or(graph, v, x) for v, x in zip(node.inputs, ins)]
-            touts = ([_node_jvp(node, scalars, outs[0], tins)] if moving
-                     else [None] * len(outs))
+            touts = [None] * len(outs)
+            if moving:
+                scalars = [scalar_or_value(graph, v, x) for v, x in zip(node.inputs, ins)]
+                touts = [_node_jvp(node, scalars, outs[0], tins)]
         for var, value, tangent in zip(node.outs, outs, touts):
             env[var] = value
             if (tangent is not None and is_inexact(var.dtype)
@@ -54,8 +53,7 @@ def _node_jvp(node, ins, out, tins) -> Value | None:
         return JVP_RULES[node.op](node, ins, out, tins)
     if node.op not in PARTIALS:
         return None
-    with np.errstate(all="ignore"):
-        parts = partials(node.op, ins, out)
+    parts = partials(node.op, ins, out)
     total = None
     for t, d in zip(tins, parts):
         if t is not None and d is not None:

@@ -143,6 +143,12 @@ def evaluate_graph(graph: Graph, values: Sequence[Value]) -> list[Value]:
     return [env[v] for v in graph.outputs]
 
 
+def scalar_or_value(graph: Graph, var: Var, value: Value) -> Value:
+    """A constant operand as its scalar (it broadcasts the same), so that rules see it."""
+    scalar = known_scalar(graph, var)
+    return value if scalar is None else scalar
+
+
 def known_scalar(graph: Graph, var: Var) -> np.ndarray | None:
     """The value of ``var`` when the graph computes it from one scalar constant by
     broadcasts, reshapes and casts (an exponent, a scale): rules may specialise on it."""

@@ -16,7 +16,7 @@ from ..core.tree import unflatten
 from . import loops
 from .custom import check_bwd_result
 from .elementwise import PARTIALS, ZERO_DERIVATIVE, partials
-from .graphs import known_scalar, run_node
+from .graphs import run_node, scalar_or_value
 from .marks import CustomVJP, StopGradient
 from .rules import NON_DIFFERENTIABLE, VJP_RULES
 from .values import Value, add, as_dtype, is_inexact, scale
@@ -91,17 +91,11 @@ class Linearized:
             return VJP_RULES[node.op](node, ins, out, ct)
         assert node.op in ELEMENTWISE and node.op in PARTIALS, node.op
         wanted = [v in self.active for v in node.inputs]
-        ins = [_scalar_or(self.graph, v, x) for v, x in zip(node.inputs, ins)]
+        ins = [scalar_or_value(self.graph, v, x) for v, x in zip(node.inputs, ins)]
         with np.errstate(all="ignore"):
             parts = partials(node.op, ins, out)
             return [scale(ct, d) if on and d is not None else None
                     for on, d in zip(wanted, parts)]
-
-
-def _scalar_or(graph: Graph, var: Var, value: Value) -> Value:
-    """A constant operand as its scalar (it broadcasts the same), so that rules see it."""
-    scalar = known_scalar(graph, var)
-    return value if scalar is None else scalar
 
 
 def _custom_backward(region: CustomVJP, env, cts, active) -> None:

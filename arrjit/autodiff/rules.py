@@ -45,11 +45,9 @@ def _same_op(node: Node, ins, out, tangents) -> Value:
 def _linear_in(positions: tuple[int, ...]):
     """An op linear in the inputs at ``positions``; the others are passed as they are."""
     def rule(node: Node, ins, out, tangents) -> Value:
-        args = list(ins)
-        for k in positions:
-            t = tangents[k]
-            args[k] = t if t is not None else zeros(node.inputs[k].shape, node.inputs[k].dtype)
-        return run_node(node, args)[0]
+        filled = _materialize(tangents, node)
+        return run_node(node, [filled[k] if k in positions else x
+                               for k, x in enumerate(ins)])[0]
     return rule
 
 
@@ -336,10 +334,6 @@ def _cumprod_vjp(node, ins, out, ct):
     return [anp.moveaxis(anp.multiply(before, q_all), 0, axis)]
 
 
-def _gather_jvp(node, ins, out, tangents):
-    return run_node(node, [tangents[0], *ins[1:]])[0]
-
-
 def _gather_vjp(node, ins, out, ct):
     src = node.inputs[0]
     return [scatter(zeros(src.shape, src.dtype), node.param["index"], ins[1:], ct, "add")] + [
@@ -396,7 +390,7 @@ JVP_RULES: dict[Op, JvpRule] = {
     Op.REDUCE_MAX: _extreme_jvp, Op.REDUCE_MIN: _extreme_jvp,
     Op.MATMUL: _matmul_jvp, Op.EINSUM: _einsum_jvp, Op.CONCATENATE: _same_op,
     Op.SORT: _sort_jvp, Op.CUMSUM: _same_op, Op.CUMPROD: _cumprod_jvp,
-    Op.GATHER: _gather_jvp, Op.SCATTER: _scatter_jvp,
+    Op.GATHER: _linear_in((0,)), Op.SCATTER: _scatter_jvp,
 }
 
 VJP_RULES: dict[Op, VjpRule] = {

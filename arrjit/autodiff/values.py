@@ -17,6 +17,7 @@ from ..core.dtypes import Aval
 from ..core.ir import Op
 from ..core.library import LIBRARY_IMPLS
 from ..core.trace import Tracer
+from ..numpy.indexing import indexed_shape
 
 Value = Any  # a NumPy array or scalar, or a Tracer
 
@@ -26,9 +27,7 @@ def is_inexact(dtype: np.dtype) -> bool:
     return np.dtype(dtype).kind in "fc"
 
 
-def aval(x: Value) -> Aval:
-    return p.aval_of(x) if not isinstance(x, (np.ndarray, np.generic)) else Aval(
-        tuple(np.shape(x)), np.asarray(x).dtype)
+aval = p.aval_of   # shape and dtype of an array, scalar or tracer
 
 
 def zeros(shape: Sequence[int], dtype: np.dtype) -> Value:
@@ -73,11 +72,7 @@ def sum_to_shape(x: Value, shape: tuple[int, ...]) -> Value:
 
 def gather(x: Value, template: tuple, arrays: Sequence[Value]) -> Value:
     """``x[index]`` for an index template of ``core.library`` (``arrays`` fill its slots)."""
-    concrete = [a if not isinstance(a, Tracer) else np.zeros(a.shape, np.intp) for a in arrays]
-    probe = np.broadcast_to(np.zeros((), np.int8), aval(x).shape)
-    from ..core.library import build_index
-
-    shape = probe[build_index(template, concrete)].shape
+    shape = indexed_shape(aval(x).shape, template, list(arrays))
     return p.bind_library(Op.GATHER, (x, *arrays), Aval(tuple(shape), aval(x).dtype),
                           lambda: LIBRARY_IMPLS[Op.GATHER](np.asarray(x), *arrays,
                                                            index=template), index=template)
@@ -98,7 +93,7 @@ def row(x: Value, i: Value) -> Value:
     """``x[i]`` along the leading axis for a (possibly traced) integer ``i``."""
     if not isinstance(i, Tracer) and not isinstance(x, Tracer):
         return np.asarray(x)[int(i)]
-    return gather(x, (("array", 0),), [i])
+    return gather(x, (("array", 0),), [anp.asarray(i)])
 
 
 def set_row(x: Value, i: Value, value: Value) -> Value:
