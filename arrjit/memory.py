@@ -112,14 +112,17 @@ def in_place_scatters(graph: Graph, steps: Sequence, donations: Donations) -> se
     such a scatter's), it is not an output, and no later step reads it."""
     fresh = {v for step in steps if isinstance(step, Kernel) for v in step.writes}
     outputs = set(graph.outputs)
+    last_read: dict[Var, int] = {}
+    for k, step in enumerate(steps):
+        for v in _reads(step):
+            last_read[v] = k
     found: set[int] = set()
     for k, step in enumerate(steps):
         if not (isinstance(step, LibraryCall) and step.node.op is Op.SCATTER):
             continue
         x = step.node.inputs[0]
         if (k not in donations.scatters and x in fresh and x not in outputs
-                and x not in step.node.inputs[1:]
-                and not any(x in _reads(later) for later in steps[k + 1:])):
+                and x not in step.node.inputs[1:] and last_read.get(x, -1) <= k):
             found.add(k)
             fresh.add(step.node.out)
     return found
@@ -168,8 +171,12 @@ def plan_buffers(segments_steps: Sequence[Sequence], slot: dict[Var, int],
     dying: dict[int, list[int]] = {}
     for sl, t in last_use.items():
         dying.setdefault(t, []).append(sl)
+    born: dict[int, list[int]] = {}
+    for sl, t in first_def.items():
+        if sl in written:
+            born.setdefault(t, []).append(sl)
     for t, (s, step) in enumerate(flat):
-        for sl in sorted(k for k, d in first_def.items() if d == t and k in written):
+        for sl in sorted(born.get(t, ())):
             v = written[sl]
             if v in donated:
                 memory[s].allocs.append(Alloc(sl, v.shape, v.dtype, donor=donated[v]))

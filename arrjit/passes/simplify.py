@@ -34,13 +34,14 @@ def fold_and_cse(graph: Graph) -> Graph:
     seen: dict[tuple, Var] = {}
     constants: dict[Var, np.ndarray] = {}
     nodes: list[Node] = []
+    by_out: dict[Var, Node] = {}
     for node in graph.nodes:
         node = Node(node.op, tuple(rename.get(v, v) for v in node.inputs), node.out, node.params,
                     node.extra)
         if node.extra:  # several outputs: kept as they are
             nodes.append(node)
+            by_out[node.out] = node
             continue
-        by_out = {n.out: n for n in nodes}
         node = _square_for_power_two(_collapse_views(node, by_out), by_out, constants)
         if node.op is Op.CONST:
             if not node.param.get("runtime"):   # run-time values (sizes) are not folded in
@@ -57,6 +58,7 @@ def fold_and_cse(graph: Graph) -> Graph:
             continue
         seen[key] = node.out
         nodes.append(node)
+        by_out[node.out] = node
     outputs = tuple(rename.get(v, v) for v in graph.outputs)
     return Graph(graph.inputs, tuple(nodes), outputs)
 
