@@ -8,14 +8,15 @@ loads, computations, literals and stores over named SSA values. ``codegen`` rend
 
 Which values are stored ("materialised"): graph outputs, operands and results of library
 calls (a transposed matmul operand: the value it transposes, which BLAS reads as a view),
-sources of a reshape that is not expressible as an index map, and costly values that a
-broadcast would otherwise recompute many times.
+sources of a reshape that is not expressible as an index map, costly values that a
+broadcast would otherwise recompute many times, and cuts in over-long chains (``sizes``).
 """
 from __future__ import annotations
 
 from ..core.ir import (CONTROL_FLOW, ELEMENTWISE, LIBRARY_CALLS, REDUCTIONS, VIEWS, Graph, Node,
                        Op, Var)
 from ..core.rules import COSTLY, REDUCTION_RULES
+from .sizes import chain_cuts
 from .kernel import (Affine, Compute, Const, Kernel, LibraryCall, Load, Partition, Reduce, Step,
                      Stmt, Store, c_strides, combine, identity_map, merge_loops)
 from .views import (VIEW_MAPS, below_unit_reshapes, read_through, reshape_map,
@@ -55,12 +56,12 @@ class _Fuser:
                 src = below_unit_reshapes(n.inputs[0], self.producer)
                 if src.ndim > 0 and self._has_costly(src):
                     self.stored.add(src)
+        self.cuts = chain_cuts(self.graph, self.stored)
+        self.stored |= self.cuts
 
     def _transposed_operand(self, call: Node, var: Var) -> tuple[Var, tuple[int, ...]] | None:
         """``(base, perm)`` when a matmul operand is transposes of a value ``base``."""
-        if call.op is not Op.MATMUL:
-            return None
-        return transposed_source(var, self.producer)
+        return transposed_source(var, self.producer) if call.op is Op.MATMUL else None
 
     def operands(self, call: Node) -> tuple[Var, ...]:
         """The stored values a call reads (a transposed matmul operand: its base)."""
@@ -142,8 +143,8 @@ class _Fuser:
         lv = 0
         for dep, tag in deps:
             dep_node = self.producer.get(dep)
-            shares_loop = (tag == "same" and dep.shape == v.shape and dep_node is not None
-                           and dep_node.op in ELEMENTWISE | VIEWS)
+            shares_loop = (tag == "same" and dep.shape == v.shape and dep not in self.cuts
+                           and dep_node is not None and dep_node.op in ELEMENTWISE | VIEWS)
             lv = max(lv, level[dep] + (0 if shares_loop else 1))
         return lv
 

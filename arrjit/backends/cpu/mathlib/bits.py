@@ -62,6 +62,19 @@ def _llvm_float(name: str, arity: int, doc: str):
 fma = _llvm_float("llvm.fma", 3, "``a * b + c`` with one rounding.")
 # NaN-propagating max/min: a loop reducing with them vectorises, where the equivalent
 # compare-and-branch does not.
+@intrinsic
+def select(typingctx, condition, on_true, on_false):
+    """``on_true if condition else on_false`` as one LLVM ``select``: no branch, so numba's
+    passes see one call (a chain of ternaries costs them time growing faster than its
+    length) and LLVM vectorises the loop around it."""
+    if not isinstance(condition, types.Boolean) or on_true != on_false:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.select(args[0], args[1], args[2])
+    return on_true(condition, on_true, on_false), codegen
+
+
 fmaximum = _llvm_float("llvm.maximum", 2, "max(a, b); NaN if either is NaN.")
 fminimum = _llvm_float("llvm.minimum", 2, "min(a, b); NaN if either is NaN.")
 
