@@ -44,8 +44,10 @@ def scatter(x: np.ndarray, *operands: np.ndarray, index: tuple, mode: str,
     idx = build_index(index, arrays)
     if mode == "set":
         out[idx] = updates
-    else:
+    elif arrays:
         _AT_UFUNCS[mode].at(out, idx, updates)
+    else:   # ints and slices name each element once: no duplicates to accumulate
+        out[idx] = _AT_UFUNCS[mode](out[idx], updates)
     return out
 
 
@@ -65,5 +67,7 @@ LIBRARY_IMPLS: dict[Op, Callable[..., np.ndarray]] = {
 
 def call(op: Op, operands: Sequence[np.ndarray], params: dict[str, Any],
          dtype: np.dtype) -> np.ndarray:
+    """Run one library op; the result is C-ordered, as every kernel that reads it assumes
+    (NumPy's ``a[:, idx]`` and ``einsum`` may answer with transposed layouts)."""
     out = LIBRARY_IMPLS[op](*operands, **params)
-    return np.asarray(out, dtype=dtype)
+    return np.asarray(out, dtype=dtype, order="C")

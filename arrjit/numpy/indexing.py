@@ -15,6 +15,7 @@ import numpy as np
 
 from . import base as anp
 from ..core import primitives as p
+from ..core.dtypes import result_type
 from ..core.ir import Op
 from ..core.trace import Tracer
 
@@ -82,8 +83,14 @@ def scatter(x: Tracer, index, updates, mode: str):
     except ValueError:
         raise ValueError(f"x.at[...].{mode}: updates of shape {upd_aval.shape} cannot be "
                          f"broadcast to the indexed shape {shape}") from None
+    if mode != "set" and not p.is_python_scalar(upd):
+        wide, _ = result_type(x.aval, upd_aval)
+        if wide != x.dtype:
+            # NumPy's ``x[i] += u`` and JAX's scatter both combine in the promoted dtype and
+            # round once into x's dtype; casting ``u`` first would round twice.
+            return scatter(x.astype(wide), index, upd, mode).astype(x.dtype)
     if p.is_python_scalar(upd) or upd_aval.dtype != x.dtype:
-        upd = anp.asarray(upd, dtype=x.dtype)  # JAX semantics: updates take x's dtype
+        upd = anp.asarray(upd, dtype=x.dtype)  # a set (or a weak scalar) takes x's dtype
     return p.bind_library(Op.SCATTER, (x, *arrays, upd), x.aval, None, index=template,
                           mode=mode)
 
