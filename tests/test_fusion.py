@@ -191,3 +191,36 @@ def test_sizes_used_as_numbers_are_run_time_parameters_not_recompiles():
         compiles = f.cache_info().compiles if compiles is None else compiles
         assert f.cache_info().compiles == compiles, f"length {n} compiled again"
     assert len(sources) == 1 and f.cache_info().traces == 4
+
+
+def _escape_time(z0, c, steps):
+    """An unrolled escape-time loop: every step's value is fused into the next one's."""
+    def f(z, c):
+        n = anp.zeros(z.shape, dtype=np.int64)
+        for k in range(steps):
+            inside = anp.abs(z) < 2.0
+            n = anp.where(inside, k, n)
+            z = anp.where(inside, z * z + c, z)
+        return z, n
+    return f
+
+
+def test_a_long_unrolled_chain_is_cut_into_several_kernels_and_matches_numpy():
+    """300 fused steps overflowed the fuser's recursion and compiled in time growing faster
+    than the chain; past ``MAX_FUSED_NODES`` the chain continues in a new loop nest."""
+    from arrjit.passes.sizes import MAX_FUSED_NODES
+    rng = np.random.default_rng(0)
+    z0 = rng.standard_normal(50) * 0.5
+    c = rng.standard_normal(50) * 0.5
+    short, long = _escape_time(z0, c, 10), _escape_time(z0, c, 300)
+    assert len(kernels(short, z0, c)) == 1
+    cut = kernels(long, z0, c)
+    assert 300 * 6 // MAX_FUSED_NODES <= len(cut) <= 2 * 300 * 6 // MAX_FUSED_NODES
+    z, n = z0.copy(), np.zeros(50, np.int64)
+    for k in range(300):
+        inside = np.abs(z) < 2.0
+        n = np.where(inside, k, n)
+        z = np.where(inside, z * z + c, z)
+    got = arrjit.jit(long)(z0, c)
+    assert_same(got[0], z)
+    assert_same(got[1], n)

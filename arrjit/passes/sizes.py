@@ -26,9 +26,10 @@ MAX_FUSED_NODES = 200
 def chain_cuts(graph: Graph, stored: set[Var], limit: int = MAX_FUSED_NODES) -> set[Var]:
     """Values to store so that no fused expression computes more than ``limit`` nodes. A
     value's cone is the set of unstored elementwise and view nodes it is computed from. Where
-    a node's cone would pass the limit, every value still to be read whose cone is more than
-    a few nodes is cut (stored) at once, so the chain continues in one new loop nest rather
-    than in a cascade of them."""
+    a node's cone would pass the limit, the values still to be read that start the chain's
+    frontier are cut (stored) at once, so it continues in one new loop nest rather than in a
+    cascade of them. (A cone is a size estimate: what lies behind a cut is dropped from the
+    cones of values read later, even where they also reach it another way.)"""
     last_read: dict[Var, int] = {}
     for t, node in enumerate(graph.nodes):
         for v in node.inputs:
@@ -41,10 +42,16 @@ def chain_cuts(graph: Graph, stored: set[Var], limit: int = MAX_FUSED_NODES) -> 
             continue
         mine = frozenset((v,)).union(*(cone[i] for i in node.inputs if i in cone))
         if len(mine) > limit:
-            for u in [u for u, c in cone.items() if last_read.get(u, -1) >= t
-                      and len(c) > limit // 8]:
-                cuts.add(u)
-                del cone[u]
+            live = [u for u in cone if last_read.get(u, -1) >= t]
+            big = [u for u in live if len(cone[u]) > limit // 8]
+            # cut the earliest of them; the later ones are computed from those in the next
+            # loop nest (cutting them too would give each its own nest)
+            roots = [u for u in big if not any(w in cone[u] for w in big if w is not u)]
+            behind = frozenset().union(*(cone.pop(u) for u in roots))
+            cuts.update(roots)
+            for u in live:
+                if u in cone:
+                    cone[u] = cone[u] - behind
             mine = frozenset((v,)).union(*(cone[i] for i in node.inputs if i in cone))
         if v not in stored:
             cone[v] = mine
