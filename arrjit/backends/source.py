@@ -193,8 +193,24 @@ NEUTRAL_EXPRESSIONS: dict[Op, Expr] = {
 }
 
 
-def expression(stmt: Compute, table: Mapping[Op, Expr]) -> str:
-    """``stmt`` as an expression of ``table``, cast to its dtype."""
+# Ops whose numba result already has the operands' type when every operand has the result's
+# dtype and that dtype is one listed: the result cast is left out (each cast is a call that
+# numba must type and lower, a third of a kernel's compile time).
+_ARITHMETIC_TYPES = frozenset(np.dtype(t) for t in ("float64", "float32", "complex128",
+                                                      "complex64", "int64"))
+TYPE_PRESERVING: dict[Op, frozenset[np.dtype]] = {
+    op: _ARITHMETIC_TYPES for op in (Op.ADD, Op.SUB, Op.MUL, Op.NEG, Op.SQUARE, Op.SELECT,
+                                     Op.MAXIMUM, Op.MINIMUM)}
+
+
+def expression(stmt: Compute, table: Mapping[Op, Expr],
+               preserving: Mapping[Op, frozenset[np.dtype]] = TYPE_PRESERVING) -> str:
+    """``stmt`` as an expression of ``table``, cast to its dtype (unless ``preserving`` says
+    the expression has that type already)."""
+    if (stmt.dtype in preserving.get(stmt.op, ())
+            and all(d == stmt.dtype for d in stmt.arg_dtypes[-2:])
+            and (stmt.op is not Op.SELECT or stmt.arg_dtypes[0] == np.bool_)):
+        return table[stmt.op](stmt.args, stmt.arg_dtypes)
     if stmt.op is Op.CAST and stmt.dtype == np.bool_:
         return f"({stmt.args[0]} != 0)"
     inner = table[stmt.op](stmt.args, stmt.arg_dtypes)

@@ -7,11 +7,13 @@ that call math functions, through the vectorised ``mathlib`` where it has them.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...core.ir import Op
 from ...passes.kernel import Compute
 from .mathlib.complex import HELPERS as COMPLEX_HELPERS
-from ..source import (NEUTRAL_EXPRESSIONS, Expr, by_kind as _by_kind, call as _call,
-                      expression as _expression, literal, type_name)
+from ..source import (NEUTRAL_EXPRESSIONS, TYPE_PRESERVING, Expr, by_kind as _by_kind,
+                      call as _call, expression as _expression, literal, type_name)
 
 __all__ = ["EXPRESSIONS", "expression", "literal", "type_name"]
 
@@ -100,5 +102,13 @@ EXPRESSIONS: dict[Op, Expr] = {
 }
 
 
+_FLOATS = frozenset(np.dtype(t) for t in ("float64", "float32"))
+# the math library's float functions return their argument's type
+PRESERVING = {**TYPE_PRESERVING, Op.DIV: _FLOATS, Op.POW: _FLOATS, Op.ARCTAN2: _FLOATS,
+              **{op: _FLOATS for op in (Op.EXP, Op.LOG, Op.LOG1P, Op.LOG2, Op.LOG10, Op.EXPM1,
+                                        Op.SIN, Op.COS, Op.TAN, Op.TANH, Op.SINH, Op.COSH,
+                                        Op.ARCTAN)}}
+
+
 def expression(stmt: Compute) -> str:
-    return _expression(stmt, EXPRESSIONS)
+    return _expression(stmt, EXPRESSIONS, PRESERVING)
