@@ -1,5 +1,5 @@
 """Native drivers around rendered kernels: the thread workers and the helper threads'
-functions, segment modules with their ``program``, and native loop drivers."""
+functions, segment modules, and native loop drivers."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -123,30 +123,11 @@ def outer_extent(kernel: Kernel) -> int:
     return kernel.sizes[0] if kernel.sizes else 1
 
 
-def render_module(kernels: list[RenderedKernel], arg_slots: list[list[int]],
-                  extents_in_params: list[bool], extra: tuple[str, ...] = ()
-                  ) -> tuple[str, list[int]]:
-    """A module with the kernels (and ``extra`` functions) and, for several kernels,
-    ``program(b0, b1, ..., P0, P1, ...)`` calling each over its whole range, so one native call
-    runs the whole segment. Returns (source, buffer slots in program argument order; empty for
-    a single kernel)."""
+def render_module(kernels: list[RenderedKernel], extra: tuple[str, ...] = ()) -> str:
+    """A module with the kernels (each once) and ``extra`` functions."""
     unique = {k.name: k.source for k in kernels}
     unique.update({text.split("def ", 1)[1].split("(", 1)[0]: text for text in extra})
-    source = PRELUDE + "\n\n" + "\n\n".join(unique.values())
-    if len(kernels) == 1:
-        return source, []
-    slots = sorted({s for args in arg_slots for s in args})
-    position = {s: k for k, s in enumerate(slots)}
-    lines = []
-    for k, (kern, args, has_extent) in enumerate(zip(kernels, arg_slots, extents_in_params)):
-        call_args = ", ".join(f"b{position[s]}" for s in args)
-        stop = f"P{k}[0]" if has_extent else "1"
-        lines.append(f"    {kern.name}({call_args}, P{k}, 0, {stop})")
-    signature = ", ".join([f"b{k}" for k in range(len(slots))] +
-                          [f"P{k}" for k in range(len(kernels))])
-    source += (f"\n\n@njit({NJIT_OPTIONS})\ndef program({signature}):\n" + "\n".join(lines) +
-               "\n")
-    return source, slots
+    return PRELUDE + "\n\n" + "\n\n".join(unique.values())
 
 
 @dataclass(frozen=True)

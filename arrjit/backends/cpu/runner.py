@@ -1,9 +1,7 @@
 """Running a plan on the CPU: its segments (``segments``, ``loops``) and the hot-path runner.
 
-``compile_plan`` groups consecutive kernel steps into one native module each (a
-``program`` function calls them, so a call crosses from Python into native code once per
-segment), renders and compiles every module through the disk cache, and returns a
-``CpuExecutable``. Nothing compiles when it runs. Running allocates outputs and
+``compile_plan`` groups consecutive kernel steps into one native module each, renders and
+compiles every kernel of it through the disk cache, and returns a ``CpuExecutable``. Nothing compiles when it runs. Running allocates outputs and
 intermediates with ``np.empty`` (faster than allocating inside numba), then calls each
 segment; library calls (BLAS) run between segments. Kernels over many elements are split
 across threads by their outermost loop (each kernel is ``nogil``; ``threads``).
@@ -134,17 +132,10 @@ def make_runner(executable: CpuExecutable) -> Callable | None:
             else:
                 lines.append(f"    {names[a.slot]} = empty(shape{a.slot}, dtype{a.slot})")
         if isinstance(seg, NativeSegment):
-            ns[f"entry{k}"] = seg.entry
-            if len(seg.calls) == 1:
-                call = seg.calls[0]
-                ns[f"P{k}"] = call.rendered.params
-                args = [names[s] for s in call.slots] + [f"P{k}", "0", str(call.extent)]
-            else:
-                args = [names[s] for s in seg.slots]
-                for j, call in enumerate(seg.calls):
-                    ns[f"P{k}_{j}"] = call.rendered.params
-                    args.append(f"P{k}_{j}")
-            lines.append(f"    entry{k}({', '.join(args)})")
+            for j, call in enumerate(seg.calls):
+                ns[f"entry{k}_{j}"], ns[f"P{k}_{j}"] = call.entry, call.rendered.params
+                args = [names[s] for s in call.slots] + [f"P{k}_{j}", "0", str(call.extent)]
+                lines.append(f"    entry{k}_{j}({', '.join(args)})")
         elif isinstance(seg, LibrarySegment):
             ns[f"seg{k}"] = seg
             ins = ", ".join(names[s] for s in seg.in_slots)

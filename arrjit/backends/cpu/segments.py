@@ -1,6 +1,5 @@
 """The pieces a CPU executable runs: native segments (consecutive kernels in one generated
-module with a ``program`` function, so a call crosses into native code once per segment; big
-kernels split across threads) and library calls between them."""
+module; big kernels split across threads) and library calls between them."""
 from __future__ import annotations
 
 import time
@@ -59,7 +58,9 @@ def compile_entry(loaded: compiler.LoadedModule, name: str, args: Sequence[Any],
 
 
 class NativeSegment:
-    """Consecutive kernels compiled into one module with a ``program`` function."""
+    """Consecutive kernels compiled from one module, each its own entry point. (A ``program``
+    function calling them all made LLVM optimise and emit every kernel a second time, inlined
+    into it: a third of a cold compile; calling them from Python costs ~0.5 us a kernel.)"""
 
     def __init__(self, calls: list[KernelCall]):
         self.calls = calls
@@ -74,31 +75,20 @@ class NativeSegment:
                 extra.append(cpu.render_split(c.kernel, c.rendered.name))
             if c.split or c.chunked:
                 extra.append(drivers.render_worker(c.kernel, c.rendered.name, c.split))
-        self.source, self.slots = drivers.render_module(
-            [c.rendered for c in calls], [c.slots for c in calls],
-            [bool(c.kernel.sizes) for c in calls], tuple(extra))
-        self.entry: Callable = not_compiled
+        self.source = drivers.render_module([c.rendered for c in calls], tuple(extra))
 
     @property
     def sources(self) -> list[str]:
         return [self.source]
 
-    def program_args(self, bufs: list) -> list:
-        if len(self.calls) == 1:
-            call = self.calls[0]
-            return [bufs[s] for s in call.slots] + [call.rendered.params, 0, call.extent]
-        return [bufs[s] for s in self.slots] + [c.rendered.params for c in self.calls]
-
     def compile(self, examples: list, stats: CompileStats) -> None:
         """Compile every entry point for the buffer types in ``examples`` (one per slot)."""
         loaded = compiler.load_module(self.source, cache_key_fields())
-        name = self.calls[0].rendered.name if len(self.calls) == 1 else "program"
-        self.entry = compile_entry(loaded, name, self.program_args(examples), stats)
-        if not self.parallel:
-            return
         for call in self.calls:
             args = [examples[s] for s in call.slots] + [call.rendered.params]
             call.entry = compile_entry(loaded, call.rendered.name, args + [0, 1], stats)
+            if not self.parallel:
+                continue
             if call.split:
                 writes, reads = call.buffers(examples)
                 parts = _partials(call.kernel, 1)
@@ -122,7 +112,8 @@ class NativeSegment:
 
     def __call__(self, bufs: list) -> None:
         if not self.parallel:
-            self.entry(*self.program_args(bufs))
+            for call in self.calls:
+                call.entry(*(bufs[s] for s in call.slots), call.rendered.params, 0, call.extent)
             return
         chunks_wanted = CHUNKS_PER_THREAD * thread_count()
         for call in self.calls:
