@@ -59,6 +59,7 @@ EXPRESSIONS: dict[Op, Expr] = {
         "({a} if {a} != {a} else ({O} if {a} > {Z} else (-{O} if {a} < {Z} else {Z})))",
         "np.sign({a})", uint="({a} != {Z})", bool_="{a}")),
     Op.MUL: _complex_or("mul", NEUTRAL_EXPRESSIONS[Op.MUL]),
+    Op.ABS: _complex_or("absolute", NEUTRAL_EXPRESSIONS[Op.ABS]),
     Op.SQUARE: _complex_or("square", NEUTRAL_EXPRESSIONS[Op.SQUARE]),
     Op.DIV: _complex_or("div", NEUTRAL_EXPRESSIONS[Op.DIV]),
     Op.EXP: _math("exp", "np.exp"),

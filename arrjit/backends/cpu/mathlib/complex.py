@@ -3,6 +3,8 @@
 numba compiles complex arithmetic and ``np.exp``/``np.log``/``np.sqrt``/... of complex values
 itself; these are the ones where its answer is not NumPy's:
 
+- ``absolute``: NumPy's SIMD loop, exactly (numba calls hypot, which NumPy uses only for
+  scalars).
 - ``mul``/``square``: NumPy's vectorised loop rounds ``ar*br - ai*bi`` as one FMA (and the
   imaginary part likewise), so the same FMA form matches it bit for bit on FMA hardware.
 - ``div``: NumPy's Smith division (a zero divisor gives inf/NaN parts, never an exception;
@@ -31,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .bits import fma
+from .bits import fma, select
 
 # No fast-math at all: the operation order is NumPy's.
 _FLAGS = dict(nogil=True, cache=True, error_model="numpy")
@@ -57,6 +59,23 @@ def _helpers(float_type, tanh_cap: float) -> dict:
     @njit(**_FLAGS)
     def square(a):
         return mul(a, a)
+
+    inf = float_type(np.inf)
+
+    @njit(**_FLAGS)
+    def absolute(a):
+        # NumPy's SIMD loop (bit for bit): an infinite part wins over NaN, then NaN wins,
+        # then larger * sqrt(1 + (smaller/larger)**2) with one FMA; branch-free, so it
+        # vectorises (numba's abs calls the C library's hypot)
+        re, im = abs(a.real), abs(a.imag)
+        im = select(re == inf, inf, im)
+        re = select(im == inf, inf, re)
+        im = select(re == re, im, nan)
+        re = select(im == im, re, nan)
+        larger = select(re >= im, re, im)
+        smaller = select(im <= re, im, re)
+        ratio = select((larger == zero) | (smaller == inf), zero, smaller / larger)
+        return np.sqrt(fma(ratio, ratio, one)) * larger
 
     @njit(**_FLAGS)
     def div(a, b):
@@ -185,7 +204,7 @@ def _helpers(float_type, tanh_cap: float) -> dict:
             return div(complex(one, zero), result) if b.real < zero else result
         return exp(mul_annex_g(b, np.log(a)))
 
-    return dict(mul=mul, square=square, div=div, sign=sign, tanh=tanh, tan=tan, rint=rint,
+    return dict(mul=mul, square=square, absolute=absolute, div=div, sign=sign, tanh=tanh, tan=tan, rint=rint,
                 power=power)
 
 
@@ -385,5 +404,5 @@ for _bits, _float, _cap in ((64, np.float32, 9.0), (128, np.float64, 22.0)):
     for _name, _fn in {**_helpers(_float, _cap), **_GENERIC}.items():
         globals()[f"{_name}_c{_bits}"] = _fn
 
-HELPERS = ("mul", "square", "div", "sign", "tanh", "tan", "rint", "power", *_GENERIC)
+HELPERS = ("mul", "square", "absolute", "div", "sign", "tanh", "tan", "rint", "power", *_GENERIC)
 __all__ = [f"{name}_c{bits}" for name in HELPERS for bits in (64, 128)]
