@@ -61,6 +61,62 @@ def test_heat_equation_with_at_set_inside_fori_loop():
         ref[1:-1] = ref[1:-1] + 0.25 * (ref[2:] - 2 * ref[1:-1] + ref[:-2])
     assert_same(heat(u0, 50), ref)
     np.testing.assert_array_equal(u0[32], 1.0)  # the input is not modified
+    (loop,) = _loop_segments(heat, u0, 50)
+    assert loop.native is not None  # the slice update runs inside the native driver
+
+
+@pytest.mark.parametrize("mode", ["set", "add", "multiply", "min", "max"])
+def test_loops_indexing_at_a_traced_position_run_natively_and_match_numpy(mode):
+    """x[i], x.at[i].<mode>(v), x[i - 1] (negative at i = 0) and a stacked pair inside a
+    fori_loop: gathers, scatters and concatenation at scalar positions run in the native
+    driver, the carry updated in place, and the caller's arrays untouched."""
+    x = np.random.default_rng(0).standard_normal((12, 3))
+    out0 = np.arange(12.0)
+
+    ufuncs = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
+
+    def update(ns, out, i, v, how):
+        if ns is not np:
+            return getattr(out.at[i], how)(v)
+        out = out.copy()
+        if how == "set":
+            out[i] = v
+        else:
+            ufuncs[how].at(out, i, v)
+        return out
+
+    def program(ns, x, out, fori):
+        def body(i, carry):
+            out, pairs = carry
+            v = ns.sum(x[i]) * 0.5 + out[i - 1]
+            return update(ns, out, i, v, mode), update(ns, pairs, i, ns.array([v, out[i]]), "set")
+        return fori(0, x.shape[0], body, (out, ns.zeros((12, 2))))
+
+    def np_fori(lo, hi, body, carry):
+        for i in range(lo, hi):
+            carry = body(i, carry)
+        return carry
+
+    f = jit(lambda x, out: program(anp, x, out, lax.fori_loop))
+    got, want = f(x, out0), program(np, x, out0, np_fori)
+    for g, w in zip(got, want):
+        assert_same(g, w)
+    np.testing.assert_array_equal(out0, np.arange(12.0))
+    (loop,) = _loop_segments(f, x, out0)
+    assert loop.native is not None
+
+
+def test_an_out_of_range_traced_position_in_a_native_loop_raises_numpy_s_index_error():
+    @jit
+    def f(x, n):
+        return lax.fori_loop(0, n, lambda i, acc: acc + x[i], 0.0)
+
+    x = np.arange(4.0)
+    assert f(x, 4) == 6.0
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
+        f(x, 5)
+    (loop,) = _loop_segments(f, x, 4)
+    assert loop.native is not None
 
 
 def test_scan_running_sum_and_rnn():

@@ -140,10 +140,11 @@ class DriverCall:
 
 def render_loop_driver(cond_calls: list[DriverCall], body_calls: list[DriverCall],
                        predicate: str, carry_now: list[str], carry_next: list[str],
-                       arguments: list[str]) -> str:
+                       arguments: list[str], results: list[str]) -> str:
     """A module whose ``driver`` runs ``while predicate: body`` natively: the condition's
     kernels write the 0-d ``predicate``, the body's kernels read ``carry_now`` and write
-    ``carry_next``, then the two swap. Returns the source."""
+    ``carry_next``, then the two swap (a carry updated in place has no pair); it returns
+    ``results``. Returns the source."""
     kernels = {c.kernel.name: c.kernel.source for c in cond_calls + body_calls}
 
     def call(c: DriverCall) -> str:
@@ -156,6 +157,6 @@ def render_loop_driver(cond_calls: list[DriverCall], body_calls: list[DriverCall
     lines += [f"        {call(c)}" for c in body_calls]
     for now, nxt in zip(carry_now, carry_next):
         lines.append(f"        {now}, {nxt} = {nxt}, {now}")
-    lines.append(f"    return ({', '.join(carry_now)},)")
+    lines.append(f"    return ({', '.join(results)},)")
     return (PRELUDE + "\n\n" + "\n\n".join(kernels.values()) +
             f"\n\n@njit({NJIT_OPTIONS})\n" + "\n".join(lines) + "\n")

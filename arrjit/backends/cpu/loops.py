@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from ...core.dtypes import Aval
+from ...core.ir import Op
 from ...plan import LoopStep
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
-from . import drivers
-from .segments import NativeSegment, compile_entry, not_compiled
+from . import drivers, indexing
+from .segments import LibrarySegment, NativeSegment, compile_entry, not_compiled
 from .target import cache_key_fields
 
 if TYPE_CHECKING:  # the executable holds its loops; a loop holds its two plans' executables
@@ -86,11 +87,47 @@ class _NativeLoop:
                 self.extents]
 
 
+def _read_slots(seg) -> list[int]:
+    if isinstance(seg, LibrarySegment):
+        return list(seg.in_slots)
+    return [s for call in seg.calls for s in call.slots[len(call.kernel.writes):]]
+
+
+def _library_call(seg: LibrarySegment, plan, names: dict[int, str], carried: list[int],
+                  temps: list, later_reads: set[int], kept: set[int]) -> tuple:
+    """A gather or scatter step in a native driver and its output's name. A scatter updates
+    its operand's buffer in place when nothing reads that buffer afterwards and it is a value
+    computed in the body or a carry's own buffer (``now<k>``): then a scatter into carry
+    ``k`` leaves the result where it is, and ``kept`` collects ``k`` (it is not swapped)."""
+    step, out = seg.step, seg.step.out_slot
+    x_name = names[step.in_slots[0]]
+    unread = x_name not in {names.get(s) for s in later_reads}
+    own_carry = x_name.startswith("now") and unread
+    target = f"now{carried.index(out)}" if out in carried else None
+    in_place = step.node.op is Op.SCATTER and (
+        (target is not None and x_name == target and unread and carried.count(out) == 1)
+        or (target is None and (step.in_place or own_carry)))
+    if in_place:
+        names[out] = x_name
+        if target is not None:
+            kept.add(carried.index(out))
+    elif target is not None:
+        names[out] = f"nxt{carried.index(out)}"
+    else:
+        names[out] = f"t{len(temps)}"
+        aval = plan.slot_avals[out]
+        temps.append((aval.shape, aval.dtype))
+    rendered = indexing.render(step, plan.slot_avals, in_place)
+    return rendered, (names[out],) + tuple(names[s] for s in step.in_slots), 1
+
+
 def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> "_NativeLoop | None":
     """Lay out one native driver for a loop, or None when a plan needs Python (library calls,
     nested loops, constant outputs)."""
     executables = (cond, body)
-    if any(not isinstance(seg, NativeSegment) for e in executables for seg in e.segments):
+    if any(not (isinstance(seg, NativeSegment) or (isinstance(seg, LibrarySegment) and
+                                                    indexing.supported(seg.step, e.plan.slot_avals)))
+           for e in executables for seg in e.segments):
         return None
     if any(kind != "slot" for e in executables for kind, _ in e.plan.outputs):
         return None
@@ -105,6 +142,7 @@ def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> "_NativeLoop |
     params: list[np.ndarray] = []
     extents: list[int] = []
     calls: tuple[list, list] = ([], [])
+    kept: set[int] = set()     # carries updated in place by the body
     predicate = ""
     for which, executable in enumerate(executables):
         plan = executable.plan
@@ -125,21 +163,30 @@ def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> "_NativeLoop |
                 else:
                     names[a.slot] = f"t{len(temps)}"
                     temps.append((a.shape, a.dtype))
+        for k_seg, seg in enumerate(executable.segments):
+            if isinstance(seg, LibrarySegment):
+                later = {s for other in executable.segments[k_seg + 1:]
+                         for s in _read_slots(other)} | set(outputs)
+                seg_calls = [_library_call(seg, plan, names, outputs if which == 1 else [],
+                                           temps, later, kept)]
+            else:
+                seg_calls = [(c.rendered, tuple(names[s] for s in c.slots), c.extent)
+                             for c in seg.calls]
+            for rendered, args, extent in seg_calls:
+                pname = f"P{len(params)}"
+                params.append(rendered.params)
+                calls[which].append(drivers.DriverCall(rendered, args, pname, len(extents)))
+                extents.append(extent)
         if which == 0:
             predicate = names[outputs[0]]
-        for seg in executable.segments:
-            for call in seg.calls:
-                pname = f"P{len(params)}"
-                params.append(call.rendered.params)
-                calls[which].append(drivers.DriverCall(call.rendered, tuple(
-                    names[s] for s in call.slots), pname, len(extents)))
-                extents.append(call.extent)
     arguments += [f"c{k}" for k in range(len(constants))]
     arguments += [f"t{k}" for k in range(len(temps))]
     arguments += [f"P{k}" for k in range(len(params))]
+    swapped = [k for k in range(n_carry) if k not in kept]
     source = drivers.render_loop_driver(calls[0], calls[1], predicate,
-                                    [f"now{k}" for k in range(n_carry)],
-                                    [f"nxt{k}" for k in range(n_carry)], arguments)
+                                        [f"now{k}" for k in swapped],
+                                        [f"nxt{k}" for k in swapped], arguments,
+                                        [f"now{k}" for k in range(n_carry)])
     invariant = (cond.plan.slot_avals[n_carry:cond.plan.n_inputs] +
                  body.plan.slot_avals[n_carry:body.plan.n_inputs])
     return _NativeLoop(source, body.plan.slot_avals[:n_carry], invariant, constants, temps,

@@ -153,6 +153,7 @@ class LibrarySegment:
     sources: tuple[str, ...] = ()  # NumPy code: nothing generated
 
     def __init__(self, step: LibraryStep):
+        self.step = step
         self.node = step.node
         self.in_slots = list(step.in_slots)
         self.out_slot = step.out_slot

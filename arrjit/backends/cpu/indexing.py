@@ -1,0 +1,137 @@
+"""Gathers and scatters at scalar positions, and concatenation, as native functions for loop
+drivers.
+
+A loop body like ``out.at[i].set(v)`` or ``x[i]`` indexes with a traced scalar, which the plan
+runs as a NumPy library call; a loop whose body has one ran its compiled pieces from Python,
+once per iteration. When every index operand is a 0-d integer (or there is none: static ints
+and slices), the step is rendered here as a numba function with a kernel's calling convention
+(writes, reads, ``P``, ``start``, ``stop``), so the loop driver calls it natively. Semantics
+are NumPy's: negative positions count from the end, an out-of-range one raises NumPy's
+``IndexError``, and a scatter updates one position or one region (no duplicates to combine).
+
+>>> import numpy as np
+>>> from arrjit.core.dtypes import Aval
+>>> f64, i64 = np.dtype("float64"), np.dtype("int64")
+>>> print(render_body(Op.GATHER, (("array", 0), ("slice", None, None, None)),
+...                   [Aval((3, 4), f64), Aval((), i64)], Aval((4,), f64), "set", False))
+    i0 = r1.reshape(r1.size)[0]
+    if i0 < -r0.shape[0] or i0 >= r0.shape[0]:
+        raise IndexError("index " + str(i0) + " is out of bounds for axis 0 with size " + str(r0.shape[0]))
+    if i0 < 0:
+        i0 += r0.shape[0]
+    w0[...] = r0[i0, :]
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Sequence
+
+import numpy as np
+
+from ...core.dtypes import Aval
+from ...core.ir import Op
+from ...plan import LibraryStep
+from .codegen import NJIT_OPTIONS, RenderedKernel
+
+_UFUNCS = {"add": "np.add", "multiply": "np.multiply", "min": "np.minimum",
+           "max": "np.maximum"}
+
+
+def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
+    """Whether ``step`` is a gather or scatter this module renders."""
+    node = step.node
+    if node.op is Op.CONCATENATE:
+        return True
+    if node.op not in (Op.GATHER, Op.SCATTER):
+        return False
+    template = node.param["index"]
+    if any(not (isinstance(item, int) or (isinstance(item, tuple) and item
+                                          and item[0] in ("array", "slice")))
+           for item in template):
+        return False        # None and Ellipsis move dimensions: NumPy handles them
+    avals = [slot_avals[s] for s in step.in_slots]
+    arrays = [a for item, a in zip(template, avals[1:]) if _is_array(item)]
+    if any(a.ndim != 0 or a.dtype.kind not in "iu" for a in arrays):
+        return False
+    if node.op is Op.SCATTER:
+        mode, updates = node.param["mode"], avals[-1]
+        region = _region_shape(avals[0].shape, template)
+        if updates.ndim != 0 and updates.shape != region:
+            return False
+        if mode != "set" and avals[0].dtype == np.bool_:
+            return False
+    return True
+
+
+def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> RenderedKernel:
+    """The step as a function ``name(w0, r0, ..., P, start, stop)``; ``in_place``: the output
+    is the operand's own buffer, so nothing is copied first."""
+    node = step.node
+    avals = [slot_avals[s] for s in step.in_slots]
+    if node.op is Op.CONCATENATE:
+        body = render_concatenate(avals, node.param["axis"])
+    else:
+        body = render_body(node.op, node.param["index"], avals, slot_avals[step.out_slot],
+                           node.param.get("mode", "set"), in_place)
+    reads = ", ".join(f"r{k}" for k in range(len(avals)))
+    name = f"{node.op.value}_{hashlib.sha256(body.encode()).hexdigest()[:16]}"
+    source = (f"@njit({NJIT_OPTIONS})\ndef {name}(w0, {reads}, P, start, stop):\n{body}\n")
+    return RenderedKernel(name, source, np.zeros(1, np.int64))
+
+
+def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode: str,
+                in_place: bool) -> str:
+    lines: list[str] = []
+    items: list[str] = []
+    for axis, item in enumerate(template):
+        if isinstance(item, int):
+            items.append(str(item))
+        elif item[0] == "slice":
+            start, stop, step = ("" if v is None else str(v) for v in item[1:])
+            items.append(f"{start}:{stop}" + (f":{step}" if step else ""))
+        else:
+            i, size = f"i{axis}", f"r0.shape[{axis}]"
+            lines += [f"    {i} = r{1 + item[1]}.reshape(r{1 + item[1]}.size)[0]",
+                      f"    if {i} < -{size} or {i} >= {size}:",
+                      f'        raise IndexError("index " + str({i}) + " is out of bounds for '
+                      f'axis {axis} with size " + str({size}))',
+                      f"    if {i} < 0:",
+                      f"        {i} += {size}"]
+            items.append(i)
+    index = ", ".join(items) + ("," if len(items) == 1 else "")
+    if op is Op.GATHER:
+        target = "w0.reshape(1)[0]" if out.ndim == 0 else "w0[...]"
+        lines.append(f"    {target} = r0[{index}]")
+        return "\n".join(lines)
+    updates = f"r{len(avals) - 1}"
+    value = f"{updates}.reshape(1)[0]" if avals[-1].ndim == 0 else updates
+    if not in_place:
+        lines.append("    w0[...] = r0")
+    if mode == "set":
+        lines.append(f"    w0[{index}] = {value}")
+    else:
+        lines.append(f"    w0[{index}] = {_UFUNCS[mode]}(w0[{index}], {value})")
+    return "\n".join(lines)
+
+
+def render_concatenate(avals: Sequence[Aval], axis: int) -> str:
+    """Each operand copied into its block of the output along ``axis``."""
+    lines, start = [], 0
+    for k, aval in enumerate(avals):
+        stop = start + aval.shape[axis]
+        index = [":"] * aval.ndim
+        index[axis] = f"{start}:{stop}"
+        lines.append(f"    w0[{', '.join(index)}] = r{k}")
+        start = stop
+    return "\n".join(lines)
+
+
+def _is_array(item) -> bool:
+    return isinstance(item, tuple) and bool(item) and item[0] == "array"
+
+
+def _region_shape(shape: tuple[int, ...], template: tuple) -> tuple[int, ...]:
+    probe = np.broadcast_to(np.zeros((), np.int8), shape)
+    index = tuple(0 if isinstance(item, int) or _is_array(item) else slice(*item[1:])
+                  for item in template)
+    return probe[index].shape
