@@ -35,12 +35,17 @@ def fold_and_cse(graph: Graph) -> Graph:
     constants: dict[Var, np.ndarray] = {}
     nodes: list[Node] = []
     by_out: dict[Var, Node] = {}
+    inputs = set(graph.inputs)
     for node in graph.nodes:
         node = Node(node.op, tuple(rename.get(v, v) for v in node.inputs), node.out, node.params,
                     node.extra)
         if node.extra:  # several outputs: kept as they are
             nodes.append(node)
             by_out[node.out] = node
+            continue
+        if (node.op is Op.CAST and node.inputs[0].aval == node.out.aval
+                and node.inputs[0] not in inputs):
+            rename[node.out] = node.inputs[0]     # a no-op (a graph input stays copied)
             continue
         node = _square_for_power_two(_collapse_views(node, by_out), by_out, constants)
         if node.op is Op.CONST:
