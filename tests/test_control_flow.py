@@ -258,3 +258,29 @@ def test_vmap_inside_jit_leaves_the_jit_trace_usable():
     x = np.arange(6.0).reshape(2, 3)
     g = jit(lambda x: vmap(lambda r: r * 2)(x) + 1)     # an op on the jit trace after vmap
     np.testing.assert_array_equal(g(x), x * 2 + 1)
+
+
+def test_native_loops_gather_columns_by_position_and_by_index_vector():
+    """``e[:, i]`` (a position on the second axis), ``e[:, 2 * i + taps]`` (one index vector
+    among slices) and a 2-d index array (which keeps the body in Python) all match NumPy."""
+    e = np.arange(60.0).reshape(3, 20) * (1 + 0.5j)
+    taps = np.arange(4)
+    grid = np.array([[0, 1], [2, 3]])
+
+    def program(ns, e, fori):
+        def body(i, acc):
+            return acc + ns.sum(e[:, i]) + ns.sum(e[:, 2 * i + taps] * 2) - ns.sum(e[1, i + grid])
+        return fori(0, 8, body, ns.zeros((), e.dtype))
+
+    def np_fori(lo, hi, body, carry):
+        for i in range(lo, hi):
+            carry = body(i, carry)
+        return carry
+
+    assert_same(jit(lambda e: program(anp, e, lax.fori_loop))(e), program(np, e, np_fori))
+    vector = jit(lambda e, n: lax.fori_loop(0, n, lambda i, a: a + e[:, 2 * i + taps].sum(), 0j))
+    assert_same(vector(e, 8), sum(e[:, 2 * i + taps].sum() for i in range(8)))
+    (loop,) = _loop_segments(vector, e, 8)
+    assert loop.native is not None
+    with pytest.raises(IndexError, match="index 20 is out of bounds for axis 1 with size 20"):
+        vector(e, 10)

@@ -1,5 +1,5 @@
-"""Gathers and scatters at scalar positions, and concatenation, as native functions for loop
-drivers.
+"""Gathers and scatters at scalar positions (and gathers of one index vector among slices),
+and concatenation, as native functions for loop drivers.
 
 A loop body like ``out.at[i].set(v)`` or ``x[i]`` indexes with a traced scalar, which the plan
 runs as a NumPy library call; a loop whose body has one ran its compiled pieces from Python,
@@ -50,9 +50,13 @@ def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
            for item in template):
         return False        # None and Ellipsis move dimensions: NumPy handles them
     avals = [slot_avals[s] for s in step.in_slots]
-    arrays = [a for item, a in zip(template, avals[1:]) if _is_array(item)]
-    if any(a.ndim != 0 or a.dtype.kind not in "iu" for a in arrays):
+    arrays = [avals[1 + item[1]] for item in template if _is_array(item)]
+    if any(a.dtype.kind not in "iu" for a in arrays):
         return False
+    if any(a.ndim != 0 for a in arrays):
+        # one index vector among slices: numba's single advanced index, NumPy's layout
+        return (node.op is Op.GATHER and len(arrays) == 1 and arrays[0].ndim == 1
+                and not any(isinstance(item, int) for item in template))
     if node.op is Op.SCATTER:
         mode, updates = node.param["mode"], avals[-1]
         region = _region_shape(avals[0].shape, template)
@@ -89,6 +93,16 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
         elif item[0] == "slice":
             start, stop, step = ("" if v is None else str(v) for v in item[1:])
             items.append(f"{start}:{stop}" + (f":{step}" if step else ""))
+        elif avals[1 + item[1]].ndim == 1:
+            i, size, j = f"i{axis}", f"r0.shape[{axis}]", f"j{axis}"
+            lines += [f"    {i} = r{1 + item[1]}.copy()",
+                      f"    for {j} in range({i}.size):",
+                      f"        if {i}[{j}] < -{size} or {i}[{j}] >= {size}:",
+                      f'            raise IndexError("index " + str({i}[{j}]) + " is out of '
+                      f'bounds for axis {axis} with size " + str({size}))',
+                      f"        if {i}[{j}] < 0:",
+                      f"            {i}[{j}] += {size}"]
+            items.append(i)
         else:
             i, size = f"i{axis}", f"r0.shape[{axis}]"
             lines += [f"    {i} = r{1 + item[1]}.reshape(r{1 + item[1]}.size)[0]",
