@@ -15,9 +15,8 @@ from .. import numpy as anp
 from ..core import primitives as p
 from ..core.dtypes import Aval
 from ..core.ir import Op
-from ..core.library import LIBRARY_IMPLS
+from ..core.library import LIBRARY_IMPLS, indexed_shape
 from ..core.trace import Tracer
-from ..numpy.indexing import indexed_shape
 
 Value = Any  # a NumPy array or scalar, or a Tracer
 

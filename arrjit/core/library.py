@@ -13,12 +13,17 @@ import numpy as np
 from .ir import Op
 
 
+def is_array_item(item) -> bool:
+    """Whether a template entry is ``("array", k)``: the k-th index-array operand."""
+    return isinstance(item, tuple) and bool(item) and item[0] == "array"
+
+
 def build_index(template: tuple, arrays: Sequence[np.ndarray]) -> tuple:
     """Rebuild a NumPy index from its static template: ``("array", k)`` entries take the k-th
     array operand; ints, slices, None and Ellipsis stand for themselves."""
     out: list = []
     for item in template:
-        if isinstance(item, tuple) and item and item[0] == "array":
+        if is_array_item(item):
             out.append(arrays[item[1]])
         elif isinstance(item, tuple) and item and item[0] == "slice":
             out.append(slice(*item[1:]))
@@ -27,11 +32,21 @@ def build_index(template: tuple, arrays: Sequence[np.ndarray]) -> tuple:
     return tuple(out)
 
 
+def indexed_shape(x_shape, template: tuple, arrays: Sequence) -> tuple[int, ...]:
+    """The result shape of ``x[index]``, computed by NumPy on a zero-stride stand-in; index
+    operands that are not arrays (tracers, avals) stand in as zeros of their shape (constant
+    index arrays are checked against the bounds here, as NumPy would)."""
+    probe = np.broadcast_to(np.zeros((), np.int8), x_shape)
+    concrete = [a if isinstance(a, np.ndarray) else np.zeros(a.shape, np.intp) for a in arrays]
+    return probe[build_index(template, concrete)].shape
+
+
 def gather(x: np.ndarray, *arrays: np.ndarray, index: tuple) -> np.ndarray:
     return x[build_index(index, arrays)]
 
 
-_AT_UFUNCS = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
+# the ufunc each combining scatter mode applies (``x.at[i].add`` -> ``numpy.add``)
+SCATTER_UFUNCS = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
 
 
 def scatter(x: np.ndarray, *operands: np.ndarray, index: tuple, mode: str,
@@ -45,9 +60,9 @@ def scatter(x: np.ndarray, *operands: np.ndarray, index: tuple, mode: str,
     if mode == "set":
         out[idx] = updates
     elif arrays:
-        _AT_UFUNCS[mode].at(out, idx, updates)
+        SCATTER_UFUNCS[mode].at(out, idx, updates)
     else:   # ints and slices name each element once: no duplicates to accumulate
-        out[idx] = _AT_UFUNCS[mode](out[idx], updates)
+        out[idx] = SCATTER_UFUNCS[mode](out[idx], updates)
     return out
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from . import base as anp
 from ..core import primitives as p
 from ..core.dtypes import result_type
+from ..core.library import indexed_shape
 from ..core.ir import Op
 from ..core.trace import Tracer
 
@@ -54,16 +55,6 @@ def split_index(x: Tracer, index) -> tuple[tuple, list]:
         else:
             raise IndexError(f"unsupported index {it!r} of type {type(it).__name__}")
     return tuple(template), arrays
-
-
-def indexed_shape(x_shape, template: tuple, arrays: list) -> tuple[int, ...]:
-    """The result shape of ``x[index]``, computed by NumPy on a zero-stride stand-in (constant
-    index arrays are checked against the bounds here, as NumPy would)."""
-    from ..core.library import build_index
-
-    probe = np.broadcast_to(np.zeros((), np.int8), x_shape)
-    concrete = [a if isinstance(a, np.ndarray) else np.zeros(a.shape, np.intp) for a in arrays]
-    return probe[build_index(template, concrete)].shape
 
 
 def gather(x: Tracer, index):

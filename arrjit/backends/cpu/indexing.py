@@ -30,12 +30,9 @@ import numpy as np
 
 from ...core.dtypes import Aval
 from ...core.ir import Op
+from ...core.library import SCATTER_UFUNCS, indexed_shape, is_array_item
 from ...plan import LibraryStep
 from .codegen import NJIT_OPTIONS, RenderedKernel
-
-_UFUNCS = {"add": "np.add", "multiply": "np.multiply", "min": "np.minimum",
-           "max": "np.maximum"}
-
 
 def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
     """Whether ``step`` is a gather or scatter this module renders."""
@@ -50,7 +47,7 @@ def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
            for item in template):
         return False        # None and Ellipsis move dimensions: NumPy handles them
     avals = [slot_avals[s] for s in step.in_slots]
-    arrays = [avals[1 + item[1]] for item in template if _is_array(item)]
+    arrays = [avals[1 + item[1]] for item in template if is_array_item(item)]
     if any(a.dtype.kind not in "iu" for a in arrays):
         return False
     if any(a.ndim != 0 for a in arrays):
@@ -59,7 +56,7 @@ def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
                 and not any(isinstance(item, int) for item in template))
     if node.op is Op.SCATTER:
         mode, updates = node.param["mode"], avals[-1]
-        region = _region_shape(avals[0].shape, template)
+        region = indexed_shape(avals[0].shape, template, avals[1:-1])
         if updates.ndim != 0 and updates.shape != region:
             return False
         if mode != "set" and avals[0].dtype == np.bool_:
@@ -94,23 +91,14 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
             start, stop, step = ("" if v is None else str(v) for v in item[1:])
             items.append(f"{start}:{stop}" + (f":{step}" if step else ""))
         elif avals[1 + item[1]].ndim == 1:
-            i, size, j = f"i{axis}", f"r0.shape[{axis}]", f"j{axis}"
-            lines += [f"    {i} = r{1 + item[1]}.copy()",
-                      f"    for {j} in range({i}.size):",
-                      f"        if {i}[{j}] < -{size} or {i}[{j}] >= {size}:",
-                      f'            raise IndexError("index " + str({i}[{j}]) + " is out of '
-                      f'bounds for axis {axis} with size " + str({size}))',
-                      f"        if {i}[{j}] < 0:",
-                      f"            {i}[{j}] += {size}"]
+            i = f"i{axis}"
+            lines += [f"    {i} = r{1 + item[1]}.copy()", f"    for j in range({i}.size):",
+                      *_normalised(f"{i}[j]", axis, "        ")]
             items.append(i)
         else:
-            i, size = f"i{axis}", f"r0.shape[{axis}]"
+            i = f"i{axis}"
             lines += [f"    {i} = r{1 + item[1]}.reshape(r{1 + item[1]}.size)[0]",
-                      f"    if {i} < -{size} or {i} >= {size}:",
-                      f'        raise IndexError("index " + str({i}) + " is out of bounds for '
-                      f'axis {axis} with size " + str({size}))',
-                      f"    if {i} < 0:",
-                      f"        {i} += {size}"]
+                      *_normalised(i, axis, "    ")]
             items.append(i)
     index = ", ".join(items) + ("," if len(items) == 1 else "")
     if op is Op.GATHER:
@@ -124,7 +112,8 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
     if mode == "set":
         lines.append(f"    w0[{index}] = {value}")
     else:
-        lines.append(f"    w0[{index}] = {_UFUNCS[mode]}(w0[{index}], {value})")
+        ufunc = f"np.{SCATTER_UFUNCS[mode].__name__}"
+        lines.append(f"    w0[{index}] = {ufunc}(w0[{index}], {value})")
     return "\n".join(lines)
 
 
@@ -140,12 +129,12 @@ def render_concatenate(avals: Sequence[Aval], axis: int) -> str:
     return "\n".join(lines)
 
 
-def _is_array(item) -> bool:
-    return isinstance(item, tuple) and bool(item) and item[0] == "array"
-
-
-def _region_shape(shape: tuple[int, ...], template: tuple) -> tuple[int, ...]:
-    probe = np.broadcast_to(np.zeros((), np.int8), shape)
-    index = tuple(0 if isinstance(item, int) or _is_array(item) else slice(*item[1:])
-                  for item in template)
-    return probe[index].shape
+def _normalised(position: str, axis: int, indent: str) -> list[str]:
+    """Lines checking ``position`` against axis ``axis`` of ``r0`` (NumPy's ``IndexError``)
+    and counting a negative one from the end."""
+    size = f"r0.shape[{axis}]"
+    return [f"{indent}if {position} < -{size} or {position} >= {size}:",
+            f'{indent}    raise IndexError("index " + str({position}) + " is out of bounds for '
+            f'axis {axis} with size " + str({size}))',
+            f"{indent}if {position} < 0:",
+            f"{indent}    {position} += {size}"]

@@ -90,7 +90,7 @@ class _NativeLoop:
 def _read_slots(seg) -> list[int]:
     if isinstance(seg, LibrarySegment):
         return list(seg.in_slots)
-    return [s for call in seg.calls for s in call.slots[len(call.kernel.writes):]]
+    return [s for call in seg.calls for s in call.read_slots]
 
 
 def _library_call(seg: LibrarySegment, plan, names: dict[int, str], carried: list[int],

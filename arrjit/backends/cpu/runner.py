@@ -1,10 +1,11 @@
 """Running a plan on the CPU: its segments (``segments``, ``loops``) and the hot-path runner.
 
 ``compile_plan`` groups consecutive kernel steps into one native module each, renders and
-compiles every kernel of it through the disk cache, and returns a ``CpuExecutable``. Nothing compiles when it runs. Running allocates outputs and
-intermediates with ``np.empty`` (faster than allocating inside numba), then calls each
-segment; library calls (BLAS) run between segments. Kernels over many elements are split
-across threads by their outermost loop (each kernel is ``nogil``; ``threads``).
+compiles every kernel of it through the disk cache, and returns a ``CpuExecutable``. Nothing
+compiles when it runs. Running allocates outputs and intermediates with ``np.empty`` (faster
+than allocating inside numba), then calls each segment; library calls (BLAS) run between
+segments. Kernels over many elements are split across threads by their outermost loop (each
+kernel is ``nogil``; ``threads``).
 """
 from __future__ import annotations
 

@@ -42,10 +42,14 @@ class KernelCall:
     def extent(self) -> int:
         return drivers.outer_extent(self.kernel)
 
+    @property
+    def read_slots(self) -> list[int]:
+        return self.slots[len(self.kernel.writes):]
+
     def buffers(self, bufs: list) -> tuple[list, list]:
         """(written arrays, read arrays) of this call."""
         n = len(self.kernel.writes)
-        return [bufs[s] for s in self.slots[:n]], [bufs[s] for s in self.slots[n:]]
+        return [bufs[s] for s in self.slots[:n]], [bufs[s] for s in self.read_slots]
 
 
 def compile_entry(loaded: compiler.LoadedModule, name: str, args: Sequence[Any],
