@@ -4,7 +4,8 @@ import numpy as np
 import arrjit
 import arrjit.numpy as anp
 from arrjit.backends.cpu.codegen import render_kernel
-from arrjit.passes.fuse import Kernel, LibraryCall, partition
+from arrjit.passes.fuse import partition
+from arrjit.passes.kernel import Kernel, LibraryCall
 from arrjit.passes.simplify import simplify
 
 

@@ -51,7 +51,7 @@ def test_reads_finished_by_earlier_steps_do_not_block_donation():
 
 
 def test_read_classification():
-    from arrjit.passes.fuse import Affine, Kernel
+    from arrjit.passes.kernel import Affine, Kernel
     from arrjit.memory import _read_mismatch
 
     k = Kernel((4, 4), (), (), (), ())
