@@ -13,7 +13,7 @@ size and dtype, so peak memory stays near inputs + outputs + the largest live in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Collection, Sequence
 
 import numpy as np
 
@@ -62,9 +62,10 @@ def _unsafe(var: Var, store: Affine, kernel: Kernel, later: Sequence) -> str | N
 
 
 def plan_donations(graph: Graph, steps: Sequence, donate: Sequence[int],
-                   arg_names: Sequence[str]) -> Donations:
+                   arg_names: Sequence[str], in_place: Collection[Var] = ()) -> Donations:
     """Assign donated inputs to outputs they can safely hold. The k-th donated leaf prefers
-    the k-th output (so ``state = step(state)`` keeps each leaf in its own buffer)."""
+    the k-th output (so ``state = step(state)`` keeps each leaf in its own buffer); values
+    ``in_place`` (region updates) already live in a buffer of their own."""
     result = Donations()
     outputs = list(graph.outputs)
     for position, i in enumerate(donate):
@@ -82,10 +83,13 @@ def plan_donations(graph: Graph, steps: Sequence, donate: Sequence[int],
                         and var not in node.inputs[1:] and k not in result.scatters):
                     candidates.append((outputs.index(node.out) != position, k, node.out, None))
                 continue
-            for out_var, store in zip(step.writes, step.stores):
+            for b, out_var in enumerate(step.writes):
+                stores = [s for s in step.stores if s.buffer == b]
                 if (out_var in outputs and out_var not in result.outputs
+                        and out_var not in in_place and len(stores) == 1
                         and out_var.shape == var.shape and out_var.dtype == var.dtype):
-                    candidates.append((outputs.index(out_var) != position, k, out_var, store))
+                    candidates.append((outputs.index(out_var) != position, k, out_var,
+                                       stores[0]))
         placed = False
         for _, k, out_var, store in sorted(candidates, key=lambda c: (c[0], c[1])):
             if store is None:  # an in-place scatter

@@ -114,16 +114,21 @@ def build_plan(lowered: Lowered, *, donate: Sequence[int] = (),
             slot_avals.append(v.aval)
             constants.append(node.param["value"].array)
     fused = list(partition.steps)
-    donations = plan_donations(graph, fused, donate, arg_names)
+    donations = plan_donations(graph, fused, donate, arg_names, partition.aliases)
     if donations.refused:
         warnings.warn(DonationWarning("Some donated buffers were not usable: " +
                                       ", ".join(donations.refused)), stacklevel=5)
+    aliases = partition.aliases   # a region update shares its root's buffer
     for fused_step in fused:
         written = fused_step.writes if isinstance(fused_step, Kernel) else fused_step.node.outs
         for v in written:
-            if v not in slot:
+            if v in aliases:
+                slot[v] = slot[aliases[v]]
+            elif v not in slot:
                 slot[v] = len(slot_avals)
                 slot_avals.append(v.aval)
+    for v, root in aliases.items():
+        slot[v] = slot[root]
 
     in_place = in_place_scatters(graph, fused, donations)
     steps: list[Step] = []

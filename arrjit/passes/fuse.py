@@ -18,6 +18,7 @@ from ..core.ir import (CONTROL_FLOW, ELEMENTWISE, LIBRARY_CALLS, REDUCTIONS, VIE
 from ..core.rules import COSTLY
 from .kernel import LibraryCall, Partition, Step
 from .nest import NestBuilder
+from .regions import MAX_REGION_STORES, Region, disjoint, find_regions
 from .sizes import chain_cuts
 from .views import below_unit_reshapes, read_through, same_ignoring_ones, transposed_source
 
@@ -30,6 +31,8 @@ class _Fuser:
         self.producer = {v: n for n in graph.nodes for v in n.outs}
         self.stored: set[Var] = set(graph.inputs)
         self.call_views: dict[Var, tuple] = {}   # a call's output -> ``LibraryCall.views``
+        self.regions: dict[Var, Region] = find_regions(graph, self.producer, CALLS)
+        self.region_levels: dict[tuple[Var, int], list[Region]] = {}  # (root, level) -> stores
         for n in graph.nodes:
             if n.op is Op.CONST and n.out.ndim > 0:
                 self.stored.add(n.out)
@@ -41,6 +44,8 @@ class _Fuser:
         for n in self.graph.nodes:
             if n.op in REDUCTIONS:
                 self.stored.add(n.out)
+            elif n.out in self.regions:
+                self.stored.update((n.out, n.inputs[0]))
             elif n.op in CALLS:
                 self.stored.update(n.outs)
                 views = tuple(self._transposed_operand(n, v) for v in n.inputs)
@@ -122,6 +127,8 @@ class _Fuser:
                 continue
             if n.op is Op.CONST:
                 level[v] = -1
+            elif v in self.regions:
+                level[v] = self._region_level(self.regions[v], level)
             elif n.op in CALLS:
                 for out in n.outs:
                     level[out] = max((level[i] for i in self.operands(n)), default=-1) + 1
@@ -131,6 +138,21 @@ class _Fuser:
                 level[v] = (joined if joined is not None
                             else self._separate_level(v, n, deps, level))
         return level
+
+    def _region_level(self, region: Region, level: dict[Var, int]) -> int:
+        """After what ``v`` reads, after the value it updates (or with it, where that is an
+        update of the same buffer), and at a level where it overlaps no other update of the
+        buffer: updates at one level run in one nest or in any order."""
+        v = region.updates
+        deps = [v] if v in self.stored else [d for d, _ in self._stored_dependencies(v)]
+        lv = max([level[d] + 1 for d in deps] +
+                 [level[region.base] + (0 if region.base in self.regions else 1)])
+        while True:
+            placed = self.region_levels.setdefault((region.root, lv), [])
+            if len(placed) < MAX_REGION_STORES and all(disjoint(region, r) for r in placed):
+                placed.append(region)
+                return lv
+            lv += 1
 
     def _separate_level(self, v: Var, n: Node, deps, level) -> int:
         if n.op in REDUCTIONS:
@@ -212,6 +234,8 @@ class _Fuser:
             return (level[v], "row", self.row_domain[v])
         if n.op in REDUCTIONS:
             return (level[v], "reduce", n.inputs[0].shape, n.param["axes"])
+        if v in self.regions:
+            return (level[v], self.regions[v].shape)
         return (level[v], v.shape)
 
     def _drop_row_local(self, level: dict[Var, int]) -> None:
@@ -235,13 +259,13 @@ class _Fuser:
         self.choose_stored()
         level = self.levels()
         keys = {n.out: self._group_key(n.out, level) for n in self.graph.nodes
-                if n.out in self.stored and n.op is not Op.CONST and n.op not in CALLS}
+                if n.out in self.stored and n.op is not Op.CONST and self._in_nest(n)}
         self._drop_row_local(level)
         groups: dict[tuple, list[Var]] = {}
         library: list[tuple[int, Node]] = []
         for n in self.graph.nodes:
             v = n.out
-            if n.op in CALLS and v in self.stored:
+            if not self._in_nest(n) and v in self.stored:
                 library.append((level[v], n))
             elif v in keys:
                 groups.setdefault(keys[v], []).append(v)
@@ -250,9 +274,17 @@ class _Fuser:
             steps.append((lv, 0, LibraryCall(node, self.call_views.get(node.out, ()))))
         for key, members in groups.items():
             domain = key[2] if key[1] == "row" else None
-            steps.append((key[0], 1, NestBuilder(self.producer, self.stored, self.stage, members, domain).build()))
+            builder = NestBuilder(self.producer, self.stored, self.stage, members, domain,
+                                  self.regions)
+            steps.append((key[0], 1, builder.build()))
         steps.sort(key=lambda item: (item[0], item[1]))
-        return Partition(tuple(s for _, _, s in steps), frozenset(self.stored))
+        aliases = {v: r.root for v, r in self.regions.items()}
+        return Partition(tuple(s for _, _, s in steps), frozenset(self.stored), aliases)
+
+    def _in_nest(self, n: Node) -> bool:
+        """Whether ``n``'s value, where stored, is written by a loop nest rather than by a
+        call (a region update is a store in a nest)."""
+        return n.op not in CALLS or n.out in self.regions
 
 
 def _row_domain(node: Node) -> tuple[tuple[int, ...], int] | None:

@@ -4,8 +4,8 @@ renders them (``backends/<target>/codegen``). Nothing here knows about a target.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Union
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Union
 
 import numpy as np
 
@@ -202,8 +202,12 @@ Step = Union[Kernel, LibraryCall]
 
 @dataclass(frozen=True)
 class Partition:
+    """The ordered steps. ``aliases`` maps each region update's result (``passes.regions``)
+    to the value whose buffer it was stored into, in place."""
+
     steps: tuple[Step, ...]
     buffers: frozenset[Var]  # every var that lives in memory (inputs, constants, stored values)
+    aliases: Mapping[Var, Var] = field(default_factory=dict)
 
 
 def merge_loops(sizes: tuple[int, ...], accesses: list[Affine], n_outer: int | None = None

@@ -6,10 +6,13 @@ are computed once (``memo``). Reduction kernels are built pass by pass.
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 from ..core.ir import ELEMENTWISE, REDUCTIONS, VIEWS, Node, Op, Var
 from ..core.rules import COSTLY, REDUCTION_RULES
 from .kernel import (Affine, Compute, Const, Kernel, Load, Reduce, Stmt, Store, c_strides,
                      combine, identity_map, merge_loops)
+from .regions import MODE_OPS, Region
 from .views import VIEW_MAPS, reshape_map, same_ignoring_ones
 
 
@@ -20,8 +23,10 @@ class NestBuilder:
     reduction member read inside the kernel is its accumulator, not a load."""
 
     def __init__(self, producer: dict[Var, Node], stored: set[Var], stage: dict[Var, int],
-                 members: list[Var], row_domain: tuple[tuple[int, ...], int] | None = None):
+                 members: list[Var], row_domain: tuple[tuple[int, ...], int] | None = None,
+                 regions: Mapping[Var, Region] | None = None):
         self.producer, self.stored, self.stage_of = producer, stored, stage
+        self.regions = regions or {}
         self.members = members
         first = producer[members[0]]
         self.reducing = row_domain is not None or first.op in REDUCTIONS
@@ -36,7 +41,8 @@ class NestBuilder:
             self.domain = tuple(src.shape[d] for d in self.loop_dims)
             self.n_outer = len(kept)
         else:
-            self.domain = members[0].shape
+            region = self.regions.get(members[0])
+            self.domain = members[0].shape if region is None else region.shape
             self.n_outer = None
         self.nloops = len(self.domain)
         self.identity = identity_map(self.domain)
@@ -59,8 +65,16 @@ class NestBuilder:
     def build(self) -> Kernel:
         stores: list[Store] = []
         reductions: list[Reduce] = []
-        writes = [v for v in self.members if v in self.stored]
-        slot = {v: k for k, v in enumerate(writes)}
+        writes: list[Var] = []
+        slot: dict[Var, int] = {}     # a member -> its buffer (one per updated region root)
+        for v in self.members:
+            if v in self.stored:
+                region = self.regions.get(v)
+                owner = v if region is None else region.root
+                if owner not in slot:
+                    slot[owner] = len(writes)
+                    writes.append(v)
+                slot[v] = slot[owner]
         order = sorted(range(len(self.members)), key=lambda k: self._stage(self.members[k]))
         early = self._early_stores(writes) if self.reducing else {}
         for k in order:
@@ -84,6 +98,8 @@ class NestBuilder:
                 if v in slot:
                     stores.append(Store(slot[v], self._result(v), self._flat_access(
                         v, self.outer_identity, flat=False), reduce.stage + 1))
+            elif v in self.regions:
+                stores.append(self._region_store(self.regions[v], slot[v]))
             elif v in slot:
                 name = self.value(v, self.identity if v.shape == self.domain or not
                                   self.reducing else self._row_map(v), flat=False, root=True)
@@ -105,6 +121,21 @@ class NestBuilder:
         return Kernel(sizes, reads, tuple(writes), stmts, merged_stores, n_outer,
                       tuple(reductions),
                       tuple(self.stmt_stage), passes)
+
+    def _region_store(self, region: Region, buffer: int) -> Store:
+        """``v`` (broadcast over the region, as NumPy assigns it) stored at the region's
+        positions in the updated buffer, combined with the value there for ``add`` etc."""
+        v, zero = region.updates, Affine(0, (0,) * self.nloops)
+        lead = self.nloops - v.ndim
+        imap = tuple(zero if j < 0 or (n == 1 and self.domain[j] != 1) else self.identity[j]
+                     for j, n in ((lead + k, n) for k, n in enumerate(v.shape)))
+        name = self.value(v, imap, flat=False)
+        combine_op = MODE_OPS[region.mode]
+        if combine_op is not None:
+            old = self._emit(Load(self._fresh(), buffer, region.access, own_output=True))
+            name = self._emit(Compute(self._fresh(), combine_op, (old, name), v.dtype,
+                                      (v.dtype, v.dtype), ()))
+        return Store(buffer, name, region.access)
 
     def _early_stores(self, writes: list[Var]) -> dict[Var, Var]:
         """Costly values needed by a reduction and again, at the same index, by a later

@@ -1,0 +1,133 @@
+"""Region updates: ``x.at[ints and slices].set(v)`` (or ``add``, ``multiply``, ``min``,
+``max``) fused into a loop nest as a store.
+
+Such an update writes a rectangular region of ``x``. A loop nest over the region's shape can
+compute ``v`` there and store it through the region's affine map straight into ``x``'s buffer:
+no copy of ``x``, no buffer for ``v``. That is only valid in place, so ``x`` must be a value
+this program computed into a buffer of its own (a loop nest's output, or another region
+update's result) that nothing but this update reads and that is not returned. A chain of
+updates of one buffer shares it; ``Region.root`` names the value whose buffer that is. Two
+updates of one buffer may share a loop nest, or run in either order, only where their regions
+are disjoint (``disjoint``).
+
+>>> import numpy as np
+>>> place(np.zeros((4, 5)).shape, (("slice", 1, None, None), 2))
+((3,), Affine(offset=7, coefs=(5,), shifted=True, wraps=()), (range(1, 4), range(2, 3)))
+"""
+from __future__ import annotations
+
+import operator
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..core.ir import Graph, Node, Op, Var
+from ..core.library import build_index, is_array_item
+from .kernel import Affine, c_strides
+
+# the combining op of each scatter mode (None: the update replaces the old value)
+MODE_OPS: dict[str, Op | None] = {"set": None, "add": Op.ADD, "multiply": Op.MUL,
+                                  "min": Op.MINIMUM, "max": Op.MAXIMUM}
+
+# Updates of one buffer per loop nest (each is a store; past this they continue in the next).
+MAX_REGION_STORES = 64
+
+# Overlap tests walk the shorter of two strided ranges; past this length two ranges that
+# share an interval are taken to overlap (the updates then run one after the other).
+_WALK_LIMIT = 4096
+
+
+@dataclass(frozen=True)
+class Region:
+    base: Var                    # x: the value updated
+    root: Var                    # the value whose buffer holds x and the result
+    updates: Var                 # v
+    mode: str
+    shape: tuple[int, ...]       # the region's shape: the loop domain of its nest
+    access: Affine               # flat position in the buffer, over the region's loops
+    axes: tuple[range, ...]      # the positions the region covers along each axis of x
+
+
+def place(shape: tuple[int, ...], template: tuple
+          ) -> tuple[tuple[int, ...], Affine, tuple[range, ...]] | None:
+    """The region ``x[index]`` covers in a C-ordered ``x`` of ``shape``: its shape, its flat
+    positions as an affine map over its own indices, and its positions along each axis of
+    ``x``. None where the index is not ints, slices, None and Ellipsis, or the region is
+    empty."""
+    if any(is_array_item(item) or isinstance(item, (bool, np.bool_)) for item in template):
+        return None
+    index = build_index(template, ())
+    axes = _axis_positions(shape, index)
+    if axes is None or any(len(r) == 0 for r in axes):
+        return None
+    # indexing an int8 view whose byte strides are the element strides of ``shape`` gives
+    # the region's offset and strides in elements, as NumPy computes them
+    probe = as_strided(np.zeros(1, np.int8), shape=shape, strides=c_strides(shape))
+    region = probe[index if Ellipsis in index else index + (Ellipsis,)]  # a view, even 0-d
+    offset = region.__array_interface__["data"][0] - probe.__array_interface__["data"][0]
+    return region.shape, Affine(offset, tuple(region.strides), True), axes
+
+
+def _axis_positions(shape: tuple[int, ...], index: tuple) -> tuple[range, ...] | None:
+    items = [item for item in index if item is not None]
+    if items.count(Ellipsis) > 1:
+        return None
+    if Ellipsis in items:
+        k = items.index(Ellipsis)
+        items[k:k + 1] = [slice(None)] * (len(shape) - len(items) + 1)
+    if len(items) > len(shape):
+        return None
+    items += [slice(None)] * (len(shape) - len(items))
+    out = []
+    for item, n in zip(items, shape):
+        if isinstance(item, slice):
+            out.append(range(*item.indices(n)))
+            continue
+        i = operator.index(item)
+        i = i + n if i < 0 else i
+        if not 0 <= i < n:
+            return None
+        out.append(range(i, i + 1))
+    return tuple(out)
+
+
+def disjoint(a: Region, b: Region) -> bool:
+    """Whether two regions of one buffer share no element."""
+    return any(not _meet(ra, rb) for ra, rb in zip(a.axes, b.axes))
+
+
+def _meet(a: range, b: range) -> bool:
+    if max(a) < min(b) or max(b) < min(a):
+        return False
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    if len(short) > _WALK_LIMIT:
+        return True
+    return any(i in long_ for i in short)
+
+
+def find_regions(graph: Graph, producer: dict[Var, Node], calls: frozenset[Op]
+                 ) -> dict[Var, Region]:
+    """The scatters of ``graph`` that can run as region stores, by result."""
+    readers = Counter(v for n in graph.nodes for v in n.inputs)
+    outputs = set(graph.outputs)
+    regions: dict[Var, Region] = {}
+    for n in graph.nodes:
+        if n.op is not Op.SCATTER or n.param["mode"] not in MODE_OPS or len(n.inputs) != 2:
+            continue
+        x, updates = n.inputs
+        if readers[x] != 1 or x in outputs:
+            continue
+        if x in regions:
+            root = regions[x].root
+        else:
+            src = producer.get(x)
+            if src is None or src.op is Op.CONST or src.op in calls:
+                continue    # an input's, a constant's or a library call's buffer
+            root = x
+        placed = place(x.shape, tuple(n.param["index"]))
+        if placed is not None:
+            shape, access, axes = placed
+            regions[n.out] = Region(x, root, updates, n.param["mode"], shape, access, axes)
+    return regions

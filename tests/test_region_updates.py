@@ -1,0 +1,221 @@
+"""Region updates: ``x.at[ints and slices].set/add/multiply/min/max(v)`` of a value the program
+computed runs as a store, through the region's index map, into that value's buffer, in the
+loop nest that computes ``v`` (``passes/regions.py``); anywhere else it is a copy."""
+
+import numpy as np
+import pytest
+
+import arrjit
+import arrjit.numpy as anp
+from arrjit.lax import fori_loop
+from arrjit.passes.fuse import partition
+from arrjit.passes.kernel import Kernel, LibraryCall
+from arrjit.passes.simplify import simplify
+from helpers import assert_same
+
+S = slice
+
+
+def _steps(fn, *args):
+    return partition(simplify(arrjit.make_graph(fn)(*args))).steps
+
+
+def _numpy_update(y, index, mode, v):
+    if mode == "set":
+        y[index] = v
+    else:
+        y[index] = {"add": np.add, "multiply": np.multiply, "min": np.minimum,
+                    "max": np.maximum}[mode](y[index], v)
+    return y
+
+
+def test_a_slice_update_is_a_store_of_the_nest_computing_it():
+    x = np.linspace(-3.0, 3.0, 1000)
+
+    def f(x):
+        return anp.sin(x).at[1:].set(x[:-1] * 2.0)
+
+    steps = _steps(f, x)
+    assert not any(isinstance(s, LibraryCall) for s in steps)
+    update = steps[-1]
+    assert isinstance(update, Kernel) and update.sizes == (999,)  # over the region only
+    assert update.stores[0].access.offset == 1
+    plan = arrjit.jit(f).lower(x)._entry.executable.plan
+    assert plan.steps[0].slots[0] == plan.steps[1].slots[0]         # one buffer, in place
+    want = np.sin(x)
+    want[1:] = x[:-1] * 2.0
+    assert_same(arrjit.jit(f)(x), want)
+
+
+CASES = [   # base shape, index, updates shape
+    ((10,), (S(1, None),), (9,)),
+    ((10,), (S(None, None, -2),), (5,)),
+    ((10,), (S(8, 1, -3),), ()),
+    ((10,), (-1,), ()),
+    ((10,), (S(None),), (1,)),
+    ((4, 5), (S(1, 3), 2), (2,)),
+    ((4, 5), (Ellipsis, S(None, None, 2)), (4, 1)),
+    ((4, 5), (None, 1, S(None, -1)), (1, 1, 4)),
+    ((4, 5), (3,), (1, 5)),
+    ((2, 3, 4), (S(None), 0, S(1, None, 2)), (2, 2)),
+    ((2, 3, 4), (1, Ellipsis), (4,)),
+    ((), (), ()),
+]
+
+
+MODES = ("set", "add", "multiply", "min", "max")
+
+
+@pytest.mark.parametrize("shape,index,vshape", CASES)
+def test_region_updates_match_numpy(shape, index, vshape):
+    rng = np.random.default_rng(len(shape) + len(index))
+    x = rng.standard_normal(shape)
+    v = rng.standard_normal(vshape)
+    if v.ndim:
+        v.flat[0] = np.nan                    # min/max propagate it as NumPy does
+
+    def updates(x, v):                        # one update of its own value per mode
+        return tuple(getattr((x * (2.0 + k)).at[index], mode)(v * 3.0)
+                     for k, mode in enumerate(MODES))
+
+    assert not any(isinstance(s, LibraryCall) for s in _steps(updates, x, v))
+    for k, (mode, got) in enumerate(zip(MODES, arrjit.jit(updates)(x, v))):
+        assert_same(got, _numpy_update(np.array(x * (2.0 + k)), index, mode, v * 3.0))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float32", "complex128"])
+def test_region_updates_of_each_dtype(dtype):
+    x = (np.arange(24) % 5).astype(dtype).reshape(4, 6)
+    v = (np.arange(6) % 3).astype(dtype)
+
+    def f(x, v):
+        y = (x + x).at[1].set(v).at[2:, ::2].add(v[:3])
+        return y.at[0, -1].multiply(v[1]).at[-1].max(v)
+
+    want = x + x
+    want[1] = v
+    want[2:, ::2] += v[:3]
+    want[0, -1] *= v[1]
+    want[-1] = np.maximum(want[-1], v)
+    assert_same(arrjit.jit(f)(x, v), want)
+
+
+def test_disjoint_updates_share_one_nest_and_overlapping_ones_run_in_order():
+    x = np.arange(7.0)
+
+    def grid(x):                               # numpy-benchmarks' create_grid
+        n = x.shape[0]
+        z = anp.zeros((n, n, 3))
+        z = z.at[:, :, 0].set(x.reshape(-1, 1))
+        return z.at[:, :, 1].set(x)
+
+    nests = [s for s in _steps(grid, x) if isinstance(s, Kernel)]
+    assert [len(k.stores) for k in nests] == [1, 2]   # the zeros, then both columns at once
+    want = np.zeros((7, 7, 3))
+    want[:, :, 0] = x.reshape(-1, 1)
+    want[:, :, 1] = x
+    assert_same(arrjit.jit(grid)(x), want)
+
+    def overlapping(x):
+        y = anp.cos(x).at[0:4].set(1.0).at[2:6].set(x[:4] * 5.0)
+        return y.at[::-2].add(3.0).at[1].set(y[0] * 0 + 7.0)
+
+    want = np.cos(x)
+    want[0:4] = 1.0
+    want[2:6] = x[:4] * 5.0
+    want[::-2] += 3.0
+    assert len([s for s in _steps(overlapping, x) if isinstance(s, Kernel)]) >= 4
+    got = arrjit.jit(overlapping)(x)
+    assert_same(got[[0, 2, 3, 4, 5, 6]], want[[0, 2, 3, 4, 5, 6]])
+    assert got[1] == 7.0
+
+
+def test_updates_of_arguments_constants_and_values_read_again_leave_them_unchanged():
+    x, v = np.arange(6.0), np.full(3, -1.0)
+    table = np.arange(6.0) * 10
+
+    def of_argument(x, v):
+        return x.at[:3].set(v)
+
+    def of_constant(x, v):
+        return anp.asarray(table).at[3:].set(v) + x
+
+    def read_again(x, v):
+        y = x * 2.0
+        return y.at[::2].set(v) + y
+
+    def returned_too(x, v):
+        y = x * 2.0
+        return y, y.at[1:4].add(v)
+
+    def read_inside(x, v):                     # v reads the value being updated
+        y = x * 2.0
+        return y.at[1:4].set(y[:3] + v)
+
+    for fn in (of_argument, of_constant, read_again, returned_too, read_inside):
+        jitted = arrjit.jit(fn)
+        for _ in range(2):                       # the second call sees the same buffers
+            got = jitted(x, v)
+            want = _eager(fn, x, v, table)
+            for g, w in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):
+                assert_same(g, w)
+    assert_same(x, np.arange(6.0))
+    assert_same(table, np.arange(6.0) * 10)
+
+
+def _eager(fn, x, v, table):
+    """``fn`` on NumPy arrays with ``.at`` spelled as in-place writes on copies."""
+    name = fn.__name__
+    if name == "of_argument":
+        y = x.copy(); y[:3] = v; return y
+    if name == "of_constant":
+        y = table.copy(); y[3:] = v; return y + x
+    y = x * 2.0
+    if name == "read_again":
+        z = y.copy(); z[::2] = v; return z + y
+    if name == "returned_too":
+        z = y.copy(); z[1:4] += v; return y, z
+    z = y.copy(); z[1:4] = y[:3] + v; return z
+
+
+def test_an_array_index_update_of_a_computed_value_is_a_library_step_in_place():
+    x, idx = np.arange(8.0), np.array([5, 1, 5])
+
+    def f(x, idx):
+        return (x * 2.0).at[idx].add(1.0)
+
+    plan = arrjit.jit(f).lower(x, idx)._entry.executable.plan
+    assert [s.in_place for s in plan.steps if getattr(s, "node", None) is not None] == [True]
+    want = x * 2.0
+    np.add.at(want, idx, 1.0)
+    assert_same(arrjit.jit(f)(x, idx), want)
+
+
+def test_region_updates_on_threads_and_in_loops(two_threads_from_1000_elements):
+    x = np.linspace(0.0, 1.0, 200_000)
+
+    def halves(x):
+        n = x.shape[0] // 2
+        y = anp.exp(x).at[:n].set(anp.sqrt(x[n:]))
+        return y.at[n:].multiply(x[::2])
+
+    want = np.exp(x)
+    want[:100_000] = np.sqrt(x[100_000:])
+    want[100_000:] *= x[::2]
+    assert_same(arrjit.jit(halves)(x), want)
+
+    def loop(x):
+        def body(i, acc):
+            t = (acc * 0.5).at[1:].add(acc[:-1])
+            return t.at[0].set(i * 1.0)
+        return fori_loop(0, 5, body, x)
+
+    small = np.arange(6.0)
+    want = small.copy()
+    for i in range(5):
+        t = want * 0.5
+        t[1:] += want[:-1]
+        t[0] = i
+        want = t
+    assert_same(arrjit.jit(loop)(small), want)
