@@ -86,7 +86,8 @@ class Plan:
     slot_avals: list[Aval]                  # the shape and dtype of every slot
     steps: list[Step]
     memory: list[StepMemory]                # per step: allocations before, releases after
-    outputs: list[tuple[str, Any]]          # ("slot", index) or ("const", array)
+    outputs: list[tuple[str, Any]]  # ("slot", index), ("view", (index, shape)): that slot's
+                                    # buffer reshaped, or ("const", array)
     donated_inputs: dict[int, int] = field(default_factory=dict)  # input index -> output slot
 
     @property
@@ -153,8 +154,9 @@ def build_plan(lowered: Lowered, *, donate: Sequence[int] = (),
         if node is not None and node.op is Op.CONST:
             outputs.append(("const", node.param["value"].array))  # copied on every return
         else:
-            outputs.append(("slot", slot[v]))
-    keep = {ref for kind, ref in outputs if kind == "slot"}
+            outputs.append(("slot", slot[v]) if v.shape == slot_avals[slot[v]].shape else
+                           ("view", (slot[v], v.shape)))
+    keep = {ref if kind == "slot" else ref[0] for kind, ref in outputs if kind != "const"}
     pinned = frozenset(slot[fused[k].node.inputs[0]] for k in in_place)  # type: ignore[union-attr]
     memory = plan_buffers([[s] for s in fused], slot, keep, donations.outputs, pinned)
     donated_inputs = {i: slot[o] for o, i in donations.outputs.items()}

@@ -219,3 +219,31 @@ def test_region_updates_on_threads_and_in_loops(two_threads_from_1000_elements):
         t[0] = i
         want = t
     assert_same(arrjit.jit(loop)(small), want)
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_an_output_reshaping_a_buffer_of_its_own_is_a_view_of_it(threads, request):
+    if threads:     # the generic runner (threaded segments) and the generated hot path
+        request.getfixturevalue("two_threads_from_1000_elements")
+    x = np.arange(40.0)
+
+    def grid(x):
+        n = x.shape[0]
+        z = anp.zeros((n, n, 3)).at[:, :, 0].set(x.reshape(-1, 1)).at[:, :, 1].set(x)
+        return z.reshape(n * n, 3), x.reshape(5, 8), (x * 2.0).reshape(8, 5)
+
+    jitted = arrjit.jit(grid)
+    plan = jitted.lower(x)._entry.executable.plan
+    # (x * 2.0).reshape is computed in its own shape: no buffer of x * 2 to view
+    assert [kind for kind, _ in plan.outputs] == ["view", "slot", "slot"]
+    assert all(v.shape != (1600, 3) for s in plan.steps for v in s.kernel.writes)  # no copy
+    want = np.zeros((40, 40, 3))
+    want[:, :, 0] = x.reshape(-1, 1)
+    want[:, :, 1] = x
+    first = jitted(x)
+    for got, w in zip(first, (want.reshape(1600, 3), x.reshape(5, 8), (x * 2.0).reshape(8, 5))):
+        assert_same(got, w)
+        assert got.flags.c_contiguous and got.flags.writeable
+    assert not np.shares_memory(first[1], x)          # an argument's reshape is a copy
+    first[0][:] = -1.0                                # the next call's buffers are new
+    assert_same(jitted(x)[0], want.reshape(1600, 3))

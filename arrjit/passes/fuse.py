@@ -18,7 +18,7 @@ from ..core.ir import (CONTROL_FLOW, ELEMENTWISE, LIBRARY_CALLS, REDUCTIONS, VIE
 from ..core.rules import COSTLY
 from .kernel import LibraryCall, Partition, Step
 from .nest import NestBuilder
-from .regions import MAX_REGION_STORES, Region, disjoint, find_regions
+from .regions import MAX_REGION_STORES, Region, disjoint, find_regions, output_views
 from .sizes import chain_cuts
 from .views import below_unit_reshapes, read_through, same_ignoring_ones, transposed_source
 
@@ -26,13 +26,15 @@ CALLS = LIBRARY_CALLS | CONTROL_FLOW  # steps run outside fused loop nests
 
 
 class _Fuser:
-    def __init__(self, graph: Graph):
+    def __init__(self, graph: Graph, views_out: bool = True):
         self.graph = graph
         self.producer = {v: n for n in graph.nodes for v in n.outs}
         self.stored: set[Var] = set(graph.inputs)
         self.call_views: dict[Var, tuple] = {}   # a call's output -> ``LibraryCall.views``
         self.regions: dict[Var, Region] = find_regions(graph, self.producer, CALLS)
         self.region_levels: dict[tuple[Var, int], list[Region]] = {}  # (root, level) -> stores
+        self.views_out = views_out
+        self.views: dict[Var, Var] = {}   # an output -> the stored value it is a reshape of
         for n in graph.nodes:
             if n.op is Op.CONST and n.out.ndim > 0:
                 self.stored.add(n.out)
@@ -62,6 +64,9 @@ class _Fuser:
                     self.stored.add(src)
         self.cuts = chain_cuts(self.graph, self.stored)
         self.stored |= self.cuts
+        if self.views_out:
+            candidates = output_views(self.graph, self.producer, CALLS, self.regions)
+            self.views = {out: src for out, src in candidates.items() if src in self.stored}
 
     def _transposed_operand(self, call: Node, var: Var) -> tuple[Var, tuple[int, ...]] | None:
         """``(base, perm)`` when a matmul operand is transposes of a value ``base``."""
@@ -259,7 +264,8 @@ class _Fuser:
         self.choose_stored()
         level = self.levels()
         keys = {n.out: self._group_key(n.out, level) for n in self.graph.nodes
-                if n.out in self.stored and n.op is not Op.CONST and self._in_nest(n)}
+                if n.out in self.stored and n.op is not Op.CONST and self._in_nest(n)
+                and n.out not in self.views}
         self._drop_row_local(level)
         groups: dict[tuple, list[Var]] = {}
         library: list[tuple[int, Node]] = []
@@ -278,7 +284,7 @@ class _Fuser:
                                   self.regions)
             steps.append((key[0], 1, builder.build()))
         steps.sort(key=lambda item: (item[0], item[1]))
-        aliases = {v: r.root for v, r in self.regions.items()}
+        aliases = {v: r.root for v, r in self.regions.items()} | self.views
         return Partition(tuple(s for _, _, s in steps), frozenset(self.stored), aliases)
 
     def _in_nest(self, n: Node) -> bool:
@@ -295,6 +301,8 @@ def _row_domain(node: Node) -> tuple[tuple[int, ...], int] | None:
     return None
 
 
-def partition(graph: Graph) -> Partition:
-    """Split a simplified graph into ordered steps."""
-    return _Fuser(graph).partition()
+def partition(graph: Graph, views_out: bool = True) -> Partition:
+    """Split a simplified graph into ordered steps. ``views_out``: outputs may be views of
+    other buffers (``regions.output_views``; not for loop bodies, whose outputs are the next
+    iteration's buffers)."""
+    return _Fuser(graph, views_out).partition()

@@ -202,8 +202,9 @@ Step = Union[Kernel, LibraryCall]
 
 @dataclass(frozen=True)
 class Partition:
-    """The ordered steps. ``aliases`` maps each region update's result (``passes.regions``)
-    to the value whose buffer it was stored into, in place."""
+    """The ordered steps. ``aliases`` maps a value that no step allocates to the value whose
+    buffer holds it: a region update's result (``passes.regions``) to the value it was stored
+    into, in place; an output that is a reshape to the value it views."""
 
     steps: tuple[Step, ...]
     buffers: frozenset[Var]  # every var that lives in memory (inputs, constants, stored values)

@@ -41,17 +41,18 @@ class Lowered:
     loops: dict[int, LoweredLoop] = field(default_factory=dict)
 
 
-def lower(graph: Graph) -> Lowered:
-    """Simplify and fuse ``graph`` and, recursively, every loop's condition and body."""
+def lower(graph: Graph, loop_part: bool = False) -> Lowered:
+    """Simplify and fuse ``graph`` and, recursively, every loop's condition and body
+    (``loop_part``)."""
     if config.verify_ir:
         verify(graph)
     simple = simplify(graph)
     if config.verify_ir:
         verify(simple)
-    fused = partition(simple)
+    fused = partition(simple, views_out=not loop_part)
     loops = {}
     for k, step in enumerate(fused.steps):
         if isinstance(step, LibraryCall) and step.node.op is Op.WHILE:
             p = step.node.param
-            loops[k] = LoweredLoop(step.node, lower(p["cond"]), lower(p["body"]))
+            loops[k] = LoweredLoop(step.node, lower(p["cond"], True), lower(p["body"], True))
     return Lowered(simple, fused, loops)

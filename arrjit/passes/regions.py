@@ -107,6 +107,31 @@ def _meet(a: range, b: range) -> bool:
     return any(i in long_ for i in short)
 
 
+def _has_own_buffer(x: Var, producer: dict[Var, Node], calls: frozenset[Op]) -> bool:
+    """Whether ``x``, stored, is a C-ordered buffer a loop nest of this program writes (not an
+    input's, a constant's or a library call's)."""
+    src = producer.get(x)
+    return src is not None and src.op is not Op.CONST and src.op not in calls
+
+
+def output_views(graph: Graph, producer: dict[Var, Node], calls: frozenset[Op],
+                 regions: dict[Var, Region]) -> dict[Var, Var]:
+    """Outputs that are a reshape of a value with a buffer of its own that nothing else reads
+    (``z.reshape(n * n, 3)`` of an updated grid), by the value they reshape: where that value
+    is stored anyway, the output is a view of its buffer rather than a copy."""
+    readers = Counter(v for n in graph.nodes for v in n.inputs)
+    outputs = Counter(graph.outputs)
+    views: dict[Var, Var] = {}
+    for n in graph.nodes:
+        if n.op is not Op.RESHAPE or outputs[n.out] != 1 or readers[n.out]:
+            continue
+        src = n.inputs[0]
+        if (readers[src] == 1 and not outputs[src]
+                and (src in regions or _has_own_buffer(src, producer, calls))):
+            views[n.out] = src
+    return views
+
+
 def find_regions(graph: Graph, producer: dict[Var, Node], calls: frozenset[Op]
                  ) -> dict[Var, Region]:
     """The scatters of ``graph`` that can run as region stores, by result."""
@@ -121,11 +146,10 @@ def find_regions(graph: Graph, producer: dict[Var, Node], calls: frozenset[Op]
             continue
         if x in regions:
             root = regions[x].root
-        else:
-            src = producer.get(x)
-            if src is None or src.op is Op.CONST or src.op in calls:
-                continue    # an input's, a constant's or a library call's buffer
+        elif _has_own_buffer(x, producer, calls):
             root = x
+        else:
+            continue
         placed = place(x.shape, tuple(n.param["index"]))
         if placed is not None:
             shape, access, axes = placed

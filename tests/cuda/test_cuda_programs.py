@@ -65,3 +65,26 @@ def test_chained_reductions_with_keepdims_and_transposes(seed):
     outs = arrjit.jit(lambda x: program(anp, x), device="cuda")(x)
     for out, ref in zip(outs, refs):
         assert_same(arrjit.device_get(out), np.asarray(ref), rtol=1e-12)
+
+
+def test_region_updates_and_output_views():
+    """``x.at[slices]`` updates of computed values are stores into their buffer on the GPU
+    too, and a reshaped output is a view of the device buffer."""
+    x = np.linspace(-1.0, 1.0, 12)
+
+    def program(x):
+        n = x.shape[0]
+        grid = anp.zeros((n, n, 2)).at[:, :, 0].set(x.reshape(-1, 1)).at[:, :, 1].set(x)
+        y = anp.cos(x).at[1:].add(x[:-1] * 2.0).at[::-3].max(0.5).at[-1].set(7.0)
+        return grid.reshape(n * n, 2), y
+
+    grid, y = arrjit.jit(program, device="cuda")(x)
+    want = np.zeros((12, 12, 2))
+    want[:, :, 0] = x.reshape(-1, 1)
+    want[:, :, 1] = x
+    assert_same(arrjit.device_get(grid), want.reshape(144, 2))
+    ref = np.cos(x)
+    ref[1:] += x[:-1] * 2.0
+    ref[::-3] = np.maximum(ref[::-3], 0.5)
+    ref[-1] = 7.0
+    np.testing.assert_allclose(arrjit.device_get(y), ref, rtol=1e-15)

@@ -102,7 +102,9 @@ class CpuExecutable:
                 segment(bufs)
             for sl in mem.release:
                 bufs[sl] = None
-        return [bufs[ref] if kind == "slot" else np.array(ref) for kind, ref in plan.outputs]
+        return [bufs[ref] if kind == "slot" else
+                bufs[ref[0]].reshape(ref[1]) if kind == "view" else np.array(ref)
+                for kind, ref in plan.outputs]
 
 
 def make_runner(executable: CpuExecutable) -> Callable | None:
@@ -152,6 +154,9 @@ def make_runner(executable: CpuExecutable) -> Callable | None:
     for k, (kind, ref) in enumerate(plan.outputs):
         if kind == "slot":
             results.append(names[ref])
+        elif kind == "view":
+            ns[f"out_shape{k}"] = ref[1]
+            results.append(f"{names[ref[0]]}.reshape(out_shape{k})")
         else:
             ns[f"out_const{k}"] = ref
             results.append(f"array(out_const{k})")

@@ -109,7 +109,9 @@ class CudaExecutable:
                 step(bufs)
             for sl in mem.release:
                 bufs[sl] = None
-        return [result(bufs[ref] if kind == "slot" else cuda.to_device(np.array(ref)))
+        return [result(bufs[ref] if kind == "slot" else
+                       bufs[ref[0]].reshape(ref[1]) if kind == "view" else
+                       cuda.to_device(np.array(ref)))
                 for kind, ref in plan.outputs]
 
 
