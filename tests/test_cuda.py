@@ -90,7 +90,9 @@ PROGRAMS = {
         (np.ones((4, 8), np.float32),)),
     "region-updates": (lambda x: (
         anp.zeros((6, 6, 2)).at[:, :, 0].set(x.reshape(-1, 1)).at[:, :, 1].set(x),
-        anp.cos(x).at[1:].add(x[:-1] * 2.0).at[-1].max(0.5)), (np.linspace(0.0, 1.0, 6),)),
+        anp.cos(x).at[1:].add(x[:-1] * 2.0).at[-1].max(0.5),
+        anp.ones((2, 3)).at[0].set(x.reshape(2, 3).sum(axis=0)).at[1, 0].set(x.max())),
+        (np.linspace(0.0, 1.0, 6),)),
     "loops-and-library": (lambda a, b: (
         lax.fori_loop(0, 3, lambda i, v: anp.tanh(v @ b) + 1.0, a),
         lax.while_loop(lambda v: v.sum() < 10.0, lambda v: v * 2.0, anp.abs(a))),

@@ -247,3 +247,31 @@ def test_an_output_reshaping_a_buffer_of_its_own_is_a_view_of_it(threads, reques
     assert not np.shares_memory(first[1], x)          # an argument's reshape is a copy
     first[0][:] = -1.0                                # the next call's buffers are new
     assert_same(jitted(x)[0], want.reshape(1600, 3))
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_a_reduction_set_into_a_region_is_stored_there_by_its_own_kernel(threads, request):
+    if threads:     # full reductions split into per-thread partials, then combined
+        request.getfixturevalue("two_threads_from_1000_elements")
+    x = np.random.default_rng(0).standard_normal((6, 2000))
+
+    def rows(x):                          # numpy-benchmarks' multiple_sum, and variants
+        out = anp.zeros((x.shape[0], x.shape[1]))
+        for r in range(x.shape[0]):
+            out = out.at[r, :].set(anp.sum(x - x[r, :], 0))
+        totals = anp.ones(8).at[1:7].set(x.sum(axis=1))        # a row kernel's results
+        points = anp.zeros(6)
+        for r in range(6):
+            points = points.at[r].set(x[r].max())               # full reductions
+        return out, totals, points
+
+    steps = _steps(rows, x)
+    assert not any(isinstance(s, LibraryCall) for s in steps)
+    assert all(k.n_outer is not None or not k.reads for k in steps)  # fills and reductions
+    want = np.zeros((6, 2000))
+    for r in range(6):
+        want[r, :] = np.sum(x - x[r, :], 0)
+    totals = np.ones(8)
+    totals[1:7] = x.sum(axis=1)
+    for got, w in zip(arrjit.jit(rows)(x), (want, totals, x.max(axis=1))):
+        assert_same(got, w, rtol=1e-12)

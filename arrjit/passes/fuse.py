@@ -18,7 +18,8 @@ from ..core.ir import (CONTROL_FLOW, ELEMENTWISE, LIBRARY_CALLS, REDUCTIONS, VIE
 from ..core.rules import COSTLY
 from .kernel import LibraryCall, Partition, Step
 from .nest import NestBuilder
-from .regions import MAX_REGION_STORES, Region, disjoint, find_regions, output_views
+from .regions import (MAX_REGION_STORES, Region, disjoint, find_regions, output_views,
+                      placeable_reductions)
 from .sizes import chain_cuts
 from .views import below_unit_reshapes, read_through, same_ignoring_ones, transposed_source
 
@@ -33,6 +34,10 @@ class _Fuser:
         self.call_views: dict[Var, tuple] = {}   # a call's output -> ``LibraryCall.views``
         self.regions: dict[Var, Region] = find_regions(graph, self.producer, CALLS)
         self.region_levels: dict[tuple[Var, int], list[Region]] = {}  # (root, level) -> stores
+        # a reduction whose only reader is a region update that sets exactly its shape is
+        # stored by its own kernel into the region (``placed``; the update has no nest)
+        self.placeable = placeable_reductions(graph, self.regions, self.producer)
+        self.placed: dict[Var, Region] = {}
         self.views_out = views_out
         self.views: dict[Var, Var] = {}   # an output -> the stored value it is a reshape of
         for n in graph.nodes:
@@ -133,7 +138,9 @@ class _Fuser:
             if n.op is Op.CONST:
                 level[v] = -1
             elif v in self.regions:
-                level[v] = self._region_level(self.regions[v], level)
+                region = self.regions[v]
+                level[v] = (level[region.updates] if region.updates in self.placed
+                            else self._region_level(region, level))
             elif n.op in CALLS:
                 for out in n.outs:
                     level[out] = max((level[i] for i in self.operands(n)), default=-1) + 1
@@ -142,6 +149,10 @@ class _Fuser:
                 joined = self._join_row(v, n, deps, level)
                 level[v] = (joined if joined is not None
                             else self._separate_level(v, n, deps, level))
+                into = self.placeable.get(v)
+                if joined is None and into is not None and into.base in level:
+                    level[v] = self._claim(into, max(level[v], self._after_base(into, level)))
+                    self.placed[v] = into
         return level
 
     def _region_level(self, region: Region, level: dict[Var, int]) -> int:
@@ -150,8 +161,16 @@ class _Fuser:
         buffer: updates at one level run in one nest or in any order."""
         v = region.updates
         deps = [v] if v in self.stored else [d for d, _ in self._stored_dependencies(v)]
-        lv = max([level[d] + 1 for d in deps] +
-                 [level[region.base] + (0 if region.base in self.regions else 1)])
+        return self._claim(region, max([level[d] + 1 for d in deps] +
+                                       [self._after_base(region, level)]))
+
+    def _after_base(self, region: Region, level: dict[Var, int]) -> int:
+        """The first level at which ``region`` may be stored into its base's buffer."""
+        return level[region.base] + (0 if region.base in self.regions else 1)
+
+    def _claim(self, region: Region, lv: int) -> int:
+        """The first level from ``lv`` on where ``region`` overlaps no other store into its
+        buffer (stores at one level run in one nest or in any order); taken."""
         while True:
             placed = self.region_levels.setdefault((region.root, lv), [])
             if len(placed) < MAX_REGION_STORES and all(disjoint(region, r) for r in placed):
@@ -263,9 +282,10 @@ class _Fuser:
     def partition(self) -> Partition:
         self.choose_stored()
         level = self.levels()
+        absorbed = {y for y, r in self.regions.items() if r.updates in self.placed}
         keys = {n.out: self._group_key(n.out, level) for n in self.graph.nodes
                 if n.out in self.stored and n.op is not Op.CONST and self._in_nest(n)
-                and n.out not in self.views}
+                and n.out not in self.views and n.out not in absorbed}
         self._drop_row_local(level)
         groups: dict[tuple, list[Var]] = {}
         library: list[tuple[int, Node]] = []
@@ -281,10 +301,11 @@ class _Fuser:
         for key, members in groups.items():
             domain = key[2] if key[1] == "row" else None
             builder = NestBuilder(self.producer, self.stored, self.stage, members, domain,
-                                  self.regions)
+                                  self.regions, self.placed)
             steps.append((key[0], 1, builder.build()))
         steps.sort(key=lambda item: (item[0], item[1]))
-        aliases = {v: r.root for v, r in self.regions.items()} | self.views
+        aliases = ({v: r.root for v, r in self.regions.items()} |
+                   {v: r.root for v, r in self.placed.items()} | self.views)
         return Partition(tuple(s for _, _, s in steps), frozenset(self.stored), aliases)
 
     def _in_nest(self, n: Node) -> bool:

@@ -24,9 +24,11 @@ class NestBuilder:
 
     def __init__(self, producer: dict[Var, Node], stored: set[Var], stage: dict[Var, int],
                  members: list[Var], row_domain: tuple[tuple[int, ...], int] | None = None,
-                 regions: Mapping[Var, Region] | None = None):
+                 regions: Mapping[Var, Region] | None = None,
+                 placed: Mapping[Var, Region] | None = None):
         self.producer, self.stored, self.stage_of = producer, stored, stage
         self.regions = regions or {}
+        self.placed = placed or {}    # members stored into a region of another buffer
         self.members = members
         first = producer[members[0]]
         self.reducing = row_domain is not None or first.op in REDUCTIONS
@@ -69,11 +71,11 @@ class NestBuilder:
         slot: dict[Var, int] = {}     # a member -> its buffer (one per updated region root)
         for v in self.members:
             if v in self.stored:
-                region = self.regions.get(v)
+                region = self.regions.get(v) or self.placed.get(v)
                 owner = v if region is None else region.root
                 if owner not in slot:
                     slot[owner] = len(writes)
-                    writes.append(v)
+                    writes.append(owner if v in self.placed else v)   # the buffer's shape
                 slot[v] = slot[owner]
         order = sorted(range(len(self.members)), key=lambda k: self._stage(self.members[k]))
         early = self._early_stores(writes) if self.reducing else {}
@@ -96,8 +98,8 @@ class NestBuilder:
                         stores.append(Store(slot[target], name, self._flat_access(
                             target, self.identity, flat=False), reduce.stage))
                 if v in slot:
-                    stores.append(Store(slot[v], self._result(v), self._flat_access(
-                        v, self.outer_identity, flat=False), reduce.stage + 1))
+                    stores.append(Store(slot[v], self._result(v), self._store_access(
+                        v, self.outer_identity), reduce.stage + 1))
             elif v in self.regions:
                 stores.append(self._region_store(self.regions[v], slot[v]))
             elif v in slot:
@@ -212,6 +214,15 @@ class NestBuilder:
 
     def _result(self, var: Var) -> str:
         return self.results[var]
+
+    def _store_access(self, var: Var, imap: tuple[Affine, ...]) -> Affine:
+        """Where ``var`` read at ``imap`` is stored: its own buffer, or the region it is
+        placed in."""
+        region = self.placed.get(var)
+        if region is None:
+            return self._flat_access(var, imap, flat=False)
+        placed = combine(list(zip(region.access.coefs, imap)), self.nloops)
+        return Affine(region.access.offset + placed.offset, placed.coefs, True, placed.wraps)
 
     def _flat_access(self, var: Var, imap: tuple[Affine, ...], flat: bool) -> Affine:
         if flat or var.ndim == 0:

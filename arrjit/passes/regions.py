@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ..core.ir import Graph, Node, Op, Var
+from ..core.ir import REDUCTIONS, Graph, Node, Op, Var
 from ..core.library import build_index, is_array_item
 from .kernel import Affine, c_strides
 
@@ -130,6 +130,22 @@ def output_views(graph: Graph, producer: dict[Var, Node], calls: frozenset[Op],
                 and (src in regions or _has_own_buffer(src, producer, calls))):
             views[n.out] = src
     return views
+
+
+def placeable_reductions(graph: Graph, regions: dict[Var, Region],
+                         producer: dict[Var, Node]) -> dict[Var, Region]:
+    """Reductions whose only reader is a region update setting exactly their shape
+    (``out.at[row].set(x.sum(axis=0))``), by the region their kernel may store them into."""
+    readers = Counter(v for n in graph.nodes for v in n.inputs)
+    outputs = set(graph.outputs)
+    found = {}
+    for region in regions.values():
+        v = region.updates
+        node = producer.get(v)
+        if (node is not None and node.op in REDUCTIONS and region.mode == "set"
+                and v.shape == region.shape and readers[v] == 1 and v not in outputs):
+            found[v] = region
+    return found
 
 
 def find_regions(graph: Graph, producer: dict[Var, Node], calls: frozenset[Op]

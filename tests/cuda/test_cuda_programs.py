@@ -69,16 +69,24 @@ def test_chained_reductions_with_keepdims_and_transposes(seed):
 
 def test_region_updates_and_output_views():
     """``x.at[slices]`` updates of computed values are stores into their buffer on the GPU
-    too, and a reshaped output is a view of the device buffer."""
+    too (reductions stored into their rows by their own kernels), and a reshaped output is a
+    view of the device buffer."""
     x = np.linspace(-1.0, 1.0, 12)
 
     def program(x):
         n = x.shape[0]
         grid = anp.zeros((n, n, 2)).at[:, :, 0].set(x.reshape(-1, 1)).at[:, :, 1].set(x)
         y = anp.cos(x).at[1:].add(x[:-1] * 2.0).at[::-3].max(0.5).at[-1].set(7.0)
-        return grid.reshape(n * n, 2), y
+        sums = anp.zeros((3, 4)).at[1].set(x.reshape(3, 4).sum(axis=0)).at[2, 1:].set(
+            x.reshape(3, 4)[:, 1:].max(axis=0)).at[0, 0].set(x.sum())
+        return grid.reshape(n * n, 2), y, sums
 
-    grid, y = arrjit.jit(program, device="cuda")(x)
+    grid, y, sums = arrjit.jit(program, device="cuda")(x)
+    want_sums = np.zeros((3, 4))
+    want_sums[1] = x.reshape(3, 4).sum(axis=0)
+    want_sums[2, 1:] = x.reshape(3, 4)[:, 1:].max(axis=0)
+    want_sums[0, 0] = x.sum()
+    np.testing.assert_allclose(arrjit.device_get(sums), want_sums, rtol=1e-14, atol=1e-14)
     want = np.zeros((12, 12, 2))
     want[:, :, 0] = x.reshape(-1, 1)
     want[:, :, 1] = x
