@@ -275,3 +275,20 @@ def test_a_reduction_set_into_a_region_is_stored_there_by_its_own_kernel(threads
     totals[1:7] = x.sum(axis=1)
     for got, w in zip(arrjit.jit(rows)(x), (want, totals, x.max(axis=1))):
         assert_same(got, w, rtol=1e-12)
+
+
+def test_regions_are_disjoint_when_any_axis_is():
+    from arrjit.passes.regions import Region, disjoint, place
+
+    def region(shape, *index):
+        placed = place(shape, tuple(("slice", i.start, i.stop, i.step) if isinstance(i, slice)
+                                    else i for i in index))
+        return Region(None, None, None, "set", placed[0], placed[1], placed[2])
+
+    big = (10**8,)
+    assert disjoint(region(big, S(None, 5 * 10**7)), region(big, S(5 * 10**7, None)))
+    assert not disjoint(region(big, S(None, None, -1)), region(big, 7))
+    assert disjoint(region((10,), S(0, None, 2)), region((10,), S(1, None, 2)))  # interleaved
+    assert not disjoint(region((10,), S(0, None, 2)), region((10,), S(None, None, -3)))
+    assert disjoint(region((4, 6), S(None), 0), region((4, 6), Ellipsis, S(1, None)))
+    assert not disjoint(region((4, 6), 1), region((4, 6), S(None), S(2, 3)))

@@ -99,7 +99,8 @@ def disjoint(a: Region, b: Region) -> bool:
 
 
 def _meet(a: range, b: range) -> bool:
-    if max(a) < min(b) or max(b) < min(a):
+    (a_lo, a_hi), (b_lo, b_hi) = sorted((a[0], a[-1])), sorted((b[0], b[-1]))  # O(1)
+    if a_hi < b_lo or b_hi < a_lo:
         return False
     short, long_ = (a, b) if len(a) <= len(b) else (b, a)
     if len(short) > _WALK_LIMIT:
