@@ -119,17 +119,14 @@ def build_plan(lowered: Lowered, *, donate: Sequence[int] = (),
     if donations.refused:
         warnings.warn(DonationWarning("Some donated buffers were not usable: " +
                                       ", ".join(donations.refused)), stacklevel=5)
-    aliases = partition.aliases   # a region update shares its root's buffer
     for fused_step in fused:
         written = fused_step.writes if isinstance(fused_step, Kernel) else fused_step.node.outs
         for v in written:
-            if v in aliases:
-                slot[v] = slot[aliases[v]]
-            elif v not in slot:
+            if v not in slot and v not in partition.aliases:
                 slot[v] = len(slot_avals)
                 slot_avals.append(v.aval)
-    for v, root in aliases.items():
-        slot[v] = slot[root]
+    for v, holder in partition.aliases.items():   # in order: a holder precedes its aliases
+        slot[v] = slot[holder]
 
     in_place = in_place_scatters(graph, fused, donations)
     steps: list[Step] = []

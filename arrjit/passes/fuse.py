@@ -19,7 +19,7 @@ from ..core.rules import COSTLY
 from .kernel import LibraryCall, Partition, Step
 from .nest import NestBuilder
 from .regions import (MAX_REGION_STORES, Region, disjoint, find_regions, output_views,
-                      placeable_reductions)
+                      placeable_reductions, reader_counts)
 from .sizes import chain_cuts
 from .views import below_unit_reshapes, read_through, same_ignoring_ones, transposed_source
 
@@ -32,11 +32,13 @@ class _Fuser:
         self.producer = {v: n for n in graph.nodes for v in n.outs}
         self.stored: set[Var] = set(graph.inputs)
         self.call_views: dict[Var, tuple] = {}   # a call's output -> ``LibraryCall.views``
-        self.regions: dict[Var, Region] = find_regions(graph, self.producer, CALLS)
+        self.readers = reader_counts(graph)
+        self.regions: dict[Var, Region] = find_regions(graph, self.producer, self.readers,
+                                                       CALLS)
         self.region_levels: dict[tuple[Var, int], list[Region]] = {}  # (root, level) -> stores
         # a reduction whose only reader is a region update that sets exactly its shape is
         # stored by its own kernel into the region (``placed``; the update has no nest)
-        self.placeable = placeable_reductions(graph, self.regions, self.producer)
+        self.placeable = placeable_reductions(graph, self.producer, self.readers, self.regions)
         self.placed: dict[Var, Region] = {}
         self.views_out = views_out
         self.views: dict[Var, Var] = {}   # an output -> the stored value it is a reshape of
@@ -70,7 +72,8 @@ class _Fuser:
         self.cuts = chain_cuts(self.graph, self.stored)
         self.stored |= self.cuts
         if self.views_out:
-            candidates = output_views(self.graph, self.producer, CALLS, self.regions)
+            candidates = output_views(self.graph, self.producer, self.readers, CALLS,
+                                      self.regions)
             self.views = {out: src for out, src in candidates.items() if src in self.stored}
 
     def _transposed_operand(self, call: Node, var: Var) -> tuple[Var, tuple[int, ...]] | None:

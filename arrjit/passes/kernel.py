@@ -203,8 +203,9 @@ Step = Union[Kernel, LibraryCall]
 @dataclass(frozen=True)
 class Partition:
     """The ordered steps. ``aliases`` maps a value that no step allocates to the value whose
-    buffer holds it: a region update's result (``passes.regions``) to the value it was stored
-    into, in place; an output that is a reshape to the value it views."""
+    buffer holds it (``passes.regions``): a region update's result, and a reduction stored
+    into a region, to the value updated in place; an output that is a reshape to the value it
+    views. A value precedes the values that alias it."""
 
     steps: tuple[Step, ...]
     buffers: frozenset[Var]  # every var that lives in memory (inputs, constants, stored values)

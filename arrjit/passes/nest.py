@@ -13,7 +13,7 @@ from ..core.rules import COSTLY, REDUCTION_RULES
 from .kernel import (Affine, Compute, Const, Kernel, Load, Reduce, Stmt, Store, c_strides,
                      combine, identity_map, merge_loops)
 from .regions import MODE_OPS, Region
-from .views import VIEW_MAPS, reshape_map, same_ignoring_ones
+from .views import VIEW_MAPS, broadcast_map, reshape_map, same_ignoring_ones
 
 
 class NestBuilder:
@@ -128,10 +128,8 @@ class NestBuilder:
         """``v`` (broadcast over the region, as NumPy assigns it) stored at the region's
         positions in the updated buffer, combined with the value there for ``add`` etc."""
         v, zero = region.updates, Affine(0, (0,) * self.nloops)
-        lead = self.nloops - v.ndim
-        imap = tuple(zero if j < 0 or (n == 1 and self.domain[j] != 1) else self.identity[j]
-                     for j, n in ((lead + k, n) for k, n in enumerate(v.shape)))
-        name = self.value(v, imap, flat=False)
+        name = self.value(v, broadcast_map(v.shape, self.domain, self.identity, zero),
+                          flat=False)
         combine_op = MODE_OPS[region.mode]
         if combine_op is not None:
             old = self._emit(Load(self._fresh(), buffer, region.access, own_output=True))

@@ -115,12 +115,11 @@ def _has_own_buffer(x: Var, producer: dict[Var, Node], calls: frozenset[Op]) -> 
     return src is not None and src.op is not Op.CONST and src.op not in calls
 
 
-def output_views(graph: Graph, producer: dict[Var, Node], calls: frozenset[Op],
-                 regions: dict[Var, Region]) -> dict[Var, Var]:
+def output_views(graph: Graph, producer: dict[Var, Node], readers: Counter[Var],
+                 calls: frozenset[Op], regions: dict[Var, Region]) -> dict[Var, Var]:
     """Outputs that are a reshape of a value with a buffer of its own that nothing else reads
     (``z.reshape(n * n, 3)`` of an updated grid), by the value they reshape: where that value
     is stored anyway, the output is a view of its buffer rather than a copy."""
-    readers = Counter(v for n in graph.nodes for v in n.inputs)
     outputs = Counter(graph.outputs)
     views: dict[Var, Var] = {}
     for n in graph.nodes:
@@ -133,11 +132,10 @@ def output_views(graph: Graph, producer: dict[Var, Node], calls: frozenset[Op],
     return views
 
 
-def placeable_reductions(graph: Graph, regions: dict[Var, Region],
-                         producer: dict[Var, Node]) -> dict[Var, Region]:
+def placeable_reductions(graph: Graph, producer: dict[Var, Node], readers: Counter[Var],
+                         regions: dict[Var, Region]) -> dict[Var, Region]:
     """Reductions whose only reader is a region update setting exactly their shape
     (``out.at[row].set(x.sum(axis=0))``), by the region their kernel may store them into."""
-    readers = Counter(v for n in graph.nodes for v in n.inputs)
     outputs = set(graph.outputs)
     found = {}
     for region in regions.values():
@@ -149,10 +147,14 @@ def placeable_reductions(graph: Graph, regions: dict[Var, Region],
     return found
 
 
-def find_regions(graph: Graph, producer: dict[Var, Node], calls: frozenset[Op]
-                 ) -> dict[Var, Region]:
+def reader_counts(graph: Graph) -> Counter[Var]:
+    """How many node inputs read each value (outputs not counted)."""
+    return Counter(v for n in graph.nodes for v in n.inputs)
+
+
+def find_regions(graph: Graph, producer: dict[Var, Node], readers: Counter[Var],
+                 calls: frozenset[Op]) -> dict[Var, Region]:
     """The scatters of ``graph`` that can run as region stores, by result."""
-    readers = Counter(v for n in graph.nodes for v in n.inputs)
     outputs = set(graph.outputs)
     regions: dict[Var, Region] = {}
     for n in graph.nodes:

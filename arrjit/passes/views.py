@@ -23,10 +23,17 @@ IndexMap = tuple[Affine, ...]
 
 
 def _broadcast_map(node: Node, imap: IndexMap, zero: Affine) -> IndexMap:
-    src, out = node.inputs[0], node.out
-    lead = out.ndim - src.ndim
-    return tuple(zero if (src.shape[k] == 1 and out.shape[lead + k] != 1) else imap[lead + k]
-                 for k in range(src.ndim))
+    return broadcast_map(node.inputs[0].shape, node.out.shape, imap, zero)
+
+
+def broadcast_map(src: tuple[int, ...], out: tuple[int, ...], imap: IndexMap,
+                  zero: Affine) -> IndexMap:
+    """How a value of shape ``src`` is read where its broadcast to ``out`` is read at
+    ``imap``. Leading size-1 dimensions beyond ``out``'s (NumPy assigns a ``(1, n)`` value to
+    an ``(n,)`` region) read index 0."""
+    lead = len(out) - len(src)
+    return tuple(zero if j < 0 or (n == 1 and out[j] != 1) else imap[j]
+                 for j, n in ((lead + k, n) for k, n in enumerate(src)))
 
 
 def _transpose_map(node: Node, imap: IndexMap, zero: Affine) -> IndexMap:
