@@ -62,7 +62,7 @@ class _Entry:
     convert: tuple[int, ...]   # leaves that must become C-contiguous arrays first
     single_output: bool = False
     run: Callable | None = None  # the executable's generated runner, for the fast hit path
-    pending: Any = None          # compile="background": the Future of the executable
+    pending: tiers.BackgroundCompile | None = None   # compile="background"
 
 
 _all_jitted: "weakref.WeakSet[Jitted]" = weakref.WeakSet()
@@ -132,22 +132,25 @@ class Jitted(ArgumentBinding):
 
     def _interpret(self, entry: _Entry, leaves: list) -> list:
         """The reference interpreter's answer (``disable_jit``, or while compiling)."""
-        arrays = [as_array(x) for x in leaves]
         if entry.plan is None:
-            return interpret.evaluate(entry.graph, arrays)
-        self._interpreted += 1
-        return tiers.interpret_plan(entry.plan, entry.graph, arrays)
+            return interpret.evaluate(entry.graph, [as_array(x) for x in leaves])
+        try:
+            self._interpreted += 1
+            return tiers.interpret_plan(entry.plan, entry.graph, [as_array(x) for x in leaves])
+        finally:
+            if entry.pending is not None:   # the queuing call is answered: compile now
+                entry.pending.start()
 
     def _adopt(self, entry: _Entry, wait: bool) -> None:
         """Switch ``entry`` to its compiled executable once the background compile is done
         (``wait``: block until it is). A compile that failed raises here, and the signature
         is dropped so that the next call compiles again, as in eager mode."""
-        future = entry.pending
-        if future is None or not (wait or future.done()):
+        compiling = entry.pending
+        if compiling is None or not (wait or compiling.done()):
             return
         entry.pending = None
         try:
-            executable = future.result()
+            executable = compiling.result()
         except BaseException:
             for key, cached in list(self._cache.items()):
                 if cached is entry:
@@ -242,7 +245,7 @@ class Jitted(ArgumentBinding):
             backend, stats = self._backend, self._stats
             self._last_times = {"trace": t1 - t0, "fuse": t2 - t1, "codegen": t3 - t2}
             return _Entry(plan, None, lowered.graph, out_tree, convert, single,
-                          pending=tiers.submit(lambda: backend.compile(plan, stats)))
+                          pending=tiers.BackgroundCompile(lambda: backend.compile(plan, stats)))
         before = (self._stats.compile_seconds, self._stats.load_seconds)
         executable = self._backend.compile(plan, self._stats)
         t4 = time.perf_counter()
@@ -278,6 +281,8 @@ class Jitted(ArgumentBinding):
         entry = self._cache.get(key)
         if entry is None:
             entry = self._miss(key, values, leaves)
+        if entry.pending is not None:   # no call to answer first
+            entry.pending.start()
         return Lowered(self, entry)
 
     def cache_info(self) -> CacheInfo:

@@ -15,22 +15,32 @@ from arrjit import tiers
 @pytest.fixture
 def held_compiles(monkeypatch):
     """Background compiles wait until the test releases them: ``release()`` runs them."""
-    waiting: list[tuple] = []
+    waiting: list = []
 
-    def submit(compile_plan):
-        future = Future()
-        waiting.append((compile_plan, future))
-        return future
+    class HeldCompile:
+        def __init__(self, compile_plan):
+            self.compile_plan, self.future, self.started = compile_plan, Future(), False
+            waiting.append(self)
+
+        def start(self):
+            self.started = True
+
+        def done(self):
+            return self.future.done()
+
+        def result(self):
+            return self.future.result()
 
     def release(fail: Exception | None = None):
         while waiting:
-            compile_plan, future = waiting.pop(0)
+            held = waiting.pop(0)
+            assert held.started, "a compile was released before its first call started it"
             if fail is not None:
-                future.set_exception(fail)
+                held.future.set_exception(fail)
             else:
-                future.set_result(compile_plan())
+                held.future.set_result(held.compile_plan())
 
-    monkeypatch.setattr(tiers, "submit", submit)
+    monkeypatch.setattr(tiers, "BackgroundCompile", HeldCompile)
     return release
 
 
@@ -126,3 +136,53 @@ def test_auto_is_background_only_in_an_interactive_session(monkeypatch):
     monkeypatch.setattr(sys, "ps1", ">>> ", raising=False)
     assert tiers.resolve("auto") == "background"
     assert tiers.resolve("eager") == "eager"
+
+
+def test_the_compile_starts_after_the_first_call_is_answered(monkeypatch):
+    """The compile thread would take the GIL from the interpreter: it waits for the call."""
+    seen = []
+    interpret_plan = tiers.interpret_plan
+
+    def observed(plan, graph, leaves):
+        seen.extend(e.pending.started for e in f._cache.values())
+        return interpret_plan(plan, graph, leaves)
+
+    monkeypatch.setattr(tiers, "interpret_plan", observed)
+    f = arrjit.jit(lambda x: anp.tanh(x) * 2, compile="background")
+    out = f(np.linspace(-1, 1, 5))
+    assert seen == [False]
+    (entry,) = f._cache.values()
+    assert entry.pending is None or entry.pending.started
+    np.testing.assert_array_equal(f.block_until_compiled()(np.linspace(-1, 1, 5)), out)
+    g = arrjit.jit(lambda x: x - 1, compile="background")
+    g.lower(np.ones(2))                            # no call to answer: starts at once
+    np.testing.assert_array_equal(g.block_until_compiled()(np.ones(2)), [0.0, 0.0])
+
+
+def test_the_interpreter_drops_each_value_after_its_last_reader():
+    import tracemalloc
+
+    from arrjit.core import interpret
+
+    def chain(x):
+        for k in range(8):
+            x = anp.sin(x) + k
+        return x
+
+    x = np.linspace(0, 1, 1 << 17)              # 1 MiB per value; the chain makes 16
+    arrjit.config.update("disable_jit", True)     # traced, not compiled
+    try:
+        graph = arrjit.jit(chain).lower(x).graph
+    finally:
+        arrjit.config.update("disable_jit", False)
+    tracemalloc.start()
+    try:
+        out = interpret.evaluate(graph, [x])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5 * x.nbytes
+    expected = x
+    for k in range(8):
+        expected = np.sin(expected) + k
+    np.testing.assert_allclose(out[0], expected, rtol=1e-15)
