@@ -7,7 +7,9 @@ from numba import types
 from numba.extending import intrinsic
 
 # Inside these functions FMA contraction is allowed (more accurate, never less); nothing else.
-_FLAGS = dict(nogil=True, cache=True, fastmath={"contract"}, error_model="numpy")
+# Called only from generated kernels: no C or CPython wrapper to build for each.
+_FLAGS = dict(nogil=True, cache=True, fastmath={"contract"}, error_model="numpy",
+              no_cfunc_wrapper=True, no_cpython_wrapper=True)
 
 
 # -- bit casts --------------------------------------------------------------------------------

@@ -36,7 +36,8 @@ from numba import njit
 from .bits import fma, select
 
 # No fast-math at all: the operation order is NumPy's.
-_FLAGS = dict(nogil=True, cache=True, error_model="numpy")
+_FLAGS = dict(nogil=True, cache=True, error_model="numpy", no_cfunc_wrapper=True,
+              no_cpython_wrapper=True)
 
 
 @njit(**_FLAGS)
