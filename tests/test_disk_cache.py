@@ -43,6 +43,40 @@ def run_child(cache_dir, extra_env=None, code=CHILD):
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+STARTUP_CHILD = textwrap.dedent("""
+    import importlib.util, json, sys
+    import numpy as np
+    import arrjit, arrjit.numpy as anp
+    out = arrjit.jit(lambda a: anp.exp(a) + 1)(np.zeros(3))
+    scipy_linalg_imported = "scipy.linalg" in sys.modules
+    import numba
+    import numba.np.arraymath as arraymath, numba.np.linalg as linalg
+    report = {"ok": out.tolist() == [2.0] * 3,
+              "scipy": importlib.util.find_spec("scipy") is not None,
+              "scipy_linalg_imported": scipy_linalg_imported,
+              "have_blas": arraymath._HAVE_BLAS,
+              "ensure_blas_restored": arraymath.ensure_blas is linalg.ensure_blas}
+    if report["scipy"]:
+        @numba.njit
+        def dot(a, b):
+            return np.dot(a, b)
+        report["numba_dot"] = dot(np.eye(2), np.full((2, 2), 3.0)).tolist()
+    print(json.dumps(report))
+""")
+
+
+def test_starting_numba_does_not_import_scipy(tmp_path):
+    """numba's NumPy support imports SciPy's linalg package to ask whether BLAS exists; arrjit
+    answers that from whether SciPy is installed, and numba's own np.dot still works."""
+    for _ in range(2):                                   # a cold compile, then a disk load
+        report = run_child(tmp_path, code=STARTUP_CHILD)
+        assert report["ok"] and report["ensure_blas_restored"]
+        assert not report["scipy_linalg_imported"]
+        assert report["have_blas"] == report["scipy"]
+        if report["scipy"]:
+            assert report["numba_dot"] == [[3.0, 3.0], [3.0, 3.0]]
+
+
 def env_dir(root: Path) -> Path:
     (d,) = [p for p in root.iterdir() if p.is_dir()]
     return d

@@ -7,9 +7,9 @@ from numba import types
 from numba.extending import intrinsic
 
 # Inside these functions FMA contraction is allowed (more accurate, never less); nothing else.
-# Called only from generated kernels: no C or CPython wrapper to build for each.
+# Called from generated kernels (and Python), never as C callbacks: no C wrapper to build.
 _FLAGS = dict(nogil=True, cache=True, fastmath={"contract"}, error_model="numpy",
-              no_cfunc_wrapper=True, no_cpython_wrapper=True)
+              no_cfunc_wrapper=True)
 
 
 # -- bit casts --------------------------------------------------------------------------------

@@ -36,8 +36,7 @@ from numba import njit
 from .bits import fma, select
 
 # No fast-math at all: the operation order is NumPy's.
-_FLAGS = dict(nogil=True, cache=True, error_model="numpy", no_cfunc_wrapper=True,
-              no_cpython_wrapper=True)
+_FLAGS = dict(nogil=True, cache=True, error_model="numpy", no_cfunc_wrapper=True)
 
 
 @njit(**_FLAGS)
