@@ -35,11 +35,13 @@ def program(xp, x, w1, w2, y):
 
 CASES = {
     "arrjit_eager": ("import arrjit, arrjit.numpy as anp\n"
+                     "from arrjit.runtime.compile import prepare_numba\nprepare_numba()\n"
                      "from numba.core.registry import cpu_target\n"
                      "cpu_target.target_context.refresh()\n"
                      "f = arrjit.jit(lambda *a: program(anp, *a))",
                      "f(x, w1, w2, y)"),
     "arrjit_background": ("import arrjit, arrjit.numpy as anp\n"
+                          "from arrjit.runtime.compile import prepare_numba\nprepare_numba()\n"
                           "from numba.core.registry import cpu_target\n"
                           "cpu_target.target_context.refresh()\n"
                           "f = arrjit.jit(lambda *a: program(anp, *a), compile='background')",

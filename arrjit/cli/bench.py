@@ -362,7 +362,9 @@ if peer == "jax":
     jax.devices()                                     # backend start-up
 else:
     import arrjit, arrjit.numpy as anp
+    from arrjit.runtime.compile import prepare_numba
     from numba import njit
+    prepare_numba()                                   # as arrjit starts numba
     njit(lambda: 0)()                                 # numba start-up (target, LLVM)
     import arrjit.backends.cpu.mathlib
 startup = time.perf_counter() - t0

@@ -122,7 +122,7 @@ def compile_signature(loaded: LoadedModule, function: str, sig: tuple) -> Compil
     compile result, or a CUDA kernel)."""
     dispatcher = getattr(loaded.module, function)
     with _lock:
-        _prepare_numba()
+        prepare_numba()
         if sig in dispatcher.overloads:
             return Compiled(dispatcher.overloads[sig], 0, 0)
         if loaded.entry is None:
@@ -134,7 +134,7 @@ def compile_signature(loaded: LoadedModule, function: str, sig: tuple) -> Compil
 _numba_prepared = False
 
 
-def _prepare_numba() -> None:
+def prepare_numba() -> None:
     """Import numba's NumPy support before its target first loads it, without SciPy.
 
     ``numba.np.arraymath`` asks at import whether ``np.dot`` could use BLAS in jitted code by
