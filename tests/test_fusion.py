@@ -39,6 +39,26 @@ def test_softmax_is_one_kernel_of_three_passes_per_row():
     assert kernel.count("_M.exp32(") == 1
 
 
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_a_costly_value_kept_for_a_later_pass_is_loaded_by_every_pass_after_it(
+        threads, request):
+    """Row normalisation of tanh(x): the mean's pass computes tanh and keeps it in the
+    output's buffer; the variance's pass and the output's pass both load it back."""
+    if threads:
+        request.getfixturevalue("two_threads_from_1000_elements")
+
+    def normalise(xp, x):
+        h = xp.tanh(x)
+        return (h - h.mean(axis=1, keepdims=True)) / (h.std(axis=1, keepdims=True) + 1e-5)
+
+    x = np.random.default_rng(3).standard_normal((300, 37))
+    f = arrjit.jit(lambda x: normalise(anp, x))
+    source = f.lower(x).as_text()
+    kernel = source[source.index("def kernel_"):]
+    assert kernel.count("for i1 in") == 3 and kernel.count("_M.tanh64(") == 1
+    assert_same(f(x), normalise(np, x), rtol=1e-13, atol=1e-14)
+
 ROW_PROGRAMS = {
     "softmax": lambda ns, x: softmax(ns, x),
     "layernorm": lambda ns, x: layernorm(ns, x),

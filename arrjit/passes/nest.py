@@ -79,13 +79,15 @@ class NestBuilder:
                 slot[v] = slot[owner]
         order = sorted(range(len(self.members)), key=lambda k: self._stage(self.members[k]))
         early = self._early_stores(writes) if self.reducing else {}
+        kept_at: dict[Var, int] = {}   # an early value -> the pass that stored it
         for k in order:
             v = self.members[k]
             self._enter(self._stage(v))
             node = self.producer[v]
             for value, target in early.items():   # a value kept in a later output's buffer
-                if target in slot and self._stage(target) == self.current and value not in (
-                        key[0] for key in self.memo):
+                if (target in slot and kept_at.get(value, self.current) < self.current
+                        <= self._stage(target)
+                        and value not in (key[0] for key in self.memo)):
                     access = self._flat_access(target, self.identity, flat=False)
                     self.memo[(value, self.identity, False)] = self._emit(
                         Load(self._fresh(), slot[target], access, own_output=True))
@@ -94,9 +96,11 @@ class NestBuilder:
                 reductions.append(reduce)
                 for value, target in early.items():
                     name = self.memo.get((value, self.identity, False))
-                    if name is not None and self._stage(target) > reduce.stage:
+                    if (name is not None and value not in kept_at
+                            and self._stage(target) > reduce.stage):
                         stores.append(Store(slot[target], name, self._flat_access(
                             target, self.identity, flat=False), reduce.stage))
+                        kept_at[value] = reduce.stage
                 if v in slot:
                     stores.append(Store(slot[v], self._result(v), self._store_access(
                         v, self.outer_identity), reduce.stage + 1))
@@ -140,8 +144,9 @@ class NestBuilder:
     def _early_stores(self, writes: list[Var]) -> dict[Var, Var]:
         """Costly values needed by a reduction and again, at the same index, by a later
         pass's output of the same shape and dtype (softmax's ``exp(x - max)``): the earlier
-        pass stores each into that output's buffer and the later pass loads it back instead
-        of recomputing it (each row is finished by one thread, so nothing else reads it)."""
+        pass stores each into that output's buffer and every later pass up to the output's
+        loads it back instead of recomputing it (each row is finished by one thread, so
+        nothing else reads it; layernorm's ``tanh`` was computed by each of three passes)."""
         def costly_at_identity(root: Var) -> set[Var]:
             found, stack, seen = set(), [root], set()
             while stack:
