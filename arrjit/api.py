@@ -132,11 +132,12 @@ class Jitted(ArgumentBinding):
 
     def _interpret(self, entry: _Entry, leaves: list) -> list:
         """The reference interpreter's answer (``disable_jit``, or while compiling)."""
+        arrays = [as_array(x) for x in leaves]
         if entry.plan is None:
-            return interpret.evaluate(entry.graph, [as_array(x) for x in leaves])
+            return interpret.evaluate(entry.graph, arrays)
+        self._interpreted += 1
         try:
-            self._interpreted += 1
-            return tiers.interpret_plan(entry.plan, entry.graph, [as_array(x) for x in leaves])
+            return tiers.interpret_plan(entry.plan, entry.graph, arrays)
         finally:
             if entry.pending is not None:   # the queuing call is answered: compile now
                 entry.pending.start()

@@ -138,9 +138,9 @@ def prepare_numba() -> None:
     """Import numba's NumPy support before its target first loads it, without SciPy.
 
     ``numba.np.arraymath`` asks at import whether ``np.dot`` could use BLAS in jitted code by
-    importing ``scipy.linalg.cython_blas``: all of SciPy's linalg package, 200-300 ms of every
-    process's first compile or disk load when SciPy is installed (a disk-warm first call
-    measured 0.6 s, 40 % of it that import). Generated kernels never call numba's BLAS (matrix
+    importing ``scipy.linalg.cython_blas``: all of SciPy's linalg package, paid by every
+    process's first compile or disk load when SciPy is installed (~130 ms of a 0.65 s
+    disk-warm first call, measured A/B). Generated kernels never call numba's BLAS (matrix
     products run in NumPy), so for that one import the question is answered from whether SciPy
     is installed; numba's own ``ensure_blas`` is restored at once, and a later ``np.dot`` in
     numba code imports SciPy as before."""
