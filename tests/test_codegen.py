@@ -1,4 +1,11 @@
 """Pure tests of fusion and generated source: kernel counts and shape-generic text."""
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 
 import arrjit
@@ -83,7 +90,7 @@ def test_one_dimensional_arrays_reach_the_loop_as_passed():
         source = render_kernel(k).source
         for name, v in [(f"w{i}", v) for i, v in enumerate(k.writes)] + [
                 (f"r{i}", v) for i, v in enumerate(k.reads)]:
-            assert (f"{name} = {name}.reshape({name}.size)" in source) == (v.ndim != 1)
+            assert (f"{name} = _M.flat({name})" in source) == (v.ndim != 1)
 
 
 def test_reductions_over_the_leading_axis_run_in_column_order():
@@ -93,10 +100,75 @@ def test_reductions_over_the_leading_axis_run_in_column_order():
                        np.zeros((6, 5)))
     source = render_kernel(ks[0]).source
     assert "for i1 in range(p1):\n        for i0 in range(start, stop):" in source
-    assert "acc0_c = np.empty(stop - start" in source
+    assert "acc0_c = _M.scratch(stop - start" in source
     ks, _ = kernels_of(lambda x: anp.sum(x, axis=1), np.zeros((6, 5)))
-    assert "_c = np.empty" not in render_kernel(ks[0]).source
+    assert "_c = _M.scratch" not in render_kernel(ks[0]).source
     for n in (7, 300):    # the same source for every size of the same structure
         ks2, _ = kernels_of(lambda x: (anp.sum(x * 2.0, axis=0), anp.max(x, axis=0)),
                             np.zeros((n, 9)))
         assert render_kernel(ks2[0]).source == source
+
+
+KERNELS_CHILD = textwrap.dedent("""
+    import json
+    import numpy as np
+    import arrjit, arrjit.lax as lax, arrjit.numpy as anp
+    from numba.core import event
+
+    stack, unexpected = [], []
+
+    class Compiles(event.Listener):
+        def on_start(self, ev):
+            f = ev.data["dispatcher"].py_func
+            name = f"{f.__module__}.{f.__qualname__}"
+            inside_helper = any(n.startswith("arrjit.") for n in stack)
+            if name.startswith("numba.") and not inside_helper:
+                unexpected.append(name)
+            stack.append(name)
+
+        def on_end(self, ev):
+            stack.pop()
+
+    x = np.linspace(-2, 2, 60).reshape(6, 10)
+    programs = [
+        lambda x: (anp.argmax(x, axis=1), anp.max(x, axis=1), anp.exp(x).sum(axis=1)),
+        lambda x: (anp.sum(x * 2, axis=0), anp.max(x, axis=0), anp.argmin(x, axis=0)),
+        lambda x: (anp.argmax(x), anp.sum(x ** 3), anp.mean(x)),
+        lambda x: x.at[anp.argmax(x[:, 0])].set(0.0)[::2],
+        lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2 + x[i], anp.zeros(10)),
+        lambda x: lax.fori_loop(0, 2, lambda i, c: c.at[i].add(x[i, :3].sum()), anp.ones(4)),
+        lambda x: anp.where(x > 0, anp.sqrt(anp.abs(x)), x // 3),
+    ]
+    with event.install_listener("numba:compile", Compiles()):
+        for program in programs:
+            arrjit.jit(program)(x)
+    print(json.dumps(unexpected))
+""")
+
+
+def test_generated_kernels_compile_none_of_numba_s_library_functions(tmp_path):
+    """Generated code uses intrinsics and arrjit's cached helpers, not numba library
+    functions compiled again in every process: builtin min/max, np.empty, reshape's checks,
+    array assignment and string formatting in an error message (1.5 s for one gather)."""
+    env = dict(os.environ, ARRJIT_CACHE_DIR=str(tmp_path))
+    res = subprocess.run([sys.executable, "-c", KERNELS_CHILD], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout.strip().splitlines()[-1]) == []
+
+
+def test_an_n_dimensional_elementwise_kernel_vectorises():
+    """n-d arrays reach the loop through ``_M.flat``, which keeps what LLVM knows of the
+    arguments; a ``reshape`` hid their no-alias facts (float64 sin over a 1000x1000 array was
+    not vectorised: 21 ms against 3 ms over the same elements as a 1-d array)."""
+    from arrjit.runtime import compile as runtime_compile
+
+    x = np.ones((4, 8))
+    f = arrjit.jit(lambda x: anp.sin(x) * 2 + x)
+    f(x)
+    source = f.lower(x).as_text()
+    name = re.search(r"def (kernel_\w+)\(", source).group(1)
+    (kernel,) = [getattr(m.module, name) for m in list(runtime_compile._modules.values())
+                 if hasattr(m.module, name)]
+    assert "_M.flat(r0)" in source
+    assert "x double>" in "".join(kernel.inspect_llvm().values())

@@ -101,6 +101,11 @@ def _extreme_update(largest: bool, dtype: np.dtype, acc: str, v: str) -> str:
     return f"{acc} = {v} if {v} {'>' if largest else '<'} {acc} else {acc}"
 
 
+def _first_match(r: Reduce, acc: str, k: str, m: str) -> str:
+    """``acc`` lowered to the index ``k`` where the value of ``r`` is the extreme ``m``."""
+    return f"_M.imin({acc}, _M.select({_arg_match(r, m)}, {k}, {ARG_NONE}))"
+
+
 def _arg_match(r: Reduce, m: str) -> str:
     """Whether the value of ``r`` is the extreme ``m`` (for floats: both NaN also match)."""
     v = r.value
@@ -153,9 +158,9 @@ def _arg_reduction_lines(r: Reduce, scan: list[list[str]], inner_stmts: dict,
     acc, m, k = r.name, f"{r.name}_m", f"{r.name}_k"
     init = [f"{m} = {_extreme(r.dtype, not _largest(r))}", f"{acc} = {ARG_NONE}", f"{k} = 0"]
     scan[nloops].append(_extreme_update(_largest(r), r.dtype, m, r.value))
-    # min() vectorises where the equivalent conditional expression does not (float64 rows of
-    # 1024: 8.1 -> 2.4-3.1 ms single-threaded)
-    update = [f"{acc} = min({acc}, {k} if {_arg_match(r, m)} else {ARG_NONE})", f"{k} += 1"]
+    # a min of a select vectorises where the equivalent conditional expression does not
+    # (float64 rows of 1024: 8.1 -> 2.4-3.1 ms single-threaded)
+    update = [f"{acc} = {_first_match(r, acc, k, m)}", f"{k} += 1"]
     return init, update
 
 
@@ -189,7 +194,7 @@ def _blocked_arg_lines(r: Reduce, values: list[str], d: int) -> list[str]:
     lo, hi = ("start", "stop") if d == 0 else ("0", f"p{d}")
     block, end, bm = f"i{d}_b", f"{acc}_e", f"{acc}_bm"
     return [f"for {block} in range({lo}, {hi}, {ARG_BLOCK}):",
-            f"    {end} = min({block} + {ARG_BLOCK}, {hi})",
+            f"    {end} = _M.imin({block} + {ARG_BLOCK}, {hi})",
             f"    {bm} = {_extreme(r.dtype, not _largest(r))}",
             f"    for i{d} in range({block}, {end}):",
             *(f"        {line}" for line in values),
@@ -200,7 +205,7 @@ def _blocked_arg_lines(r: Reduce, values: list[str], d: int) -> list[str]:
             f"        {k}_i = {k}",
             f"        for i{d} in range({block}, {end}):",
             *(f"            {line}" for line in values),
-            f"            {acc} = min({acc}, {k}_i if {_arg_match(r, m)} else {ARG_NONE})",
+            f"            {acc} = {_first_match(r, acc, f'{k}_i', m)}",
             f"            {k}_i += 1",
             f"    {k} += {end} - {block}"]
 
@@ -241,14 +246,13 @@ def _not_flat(kernel: Kernel) -> set[str]:
 
 def _flat_entry(name: str, signature: list[str], flat: set[str], text: str,
                 options: str) -> str:
-    """``name(signature)`` running ``text`` on 1-d arrays: the arrays in ``flat`` are
-    reshaped first. A 1-d array is used as passed: LLVM keeps an argument's no-alias fact,
-    not a reshape's, and without it a loop of a long math function is not vectorised (float64
-    sin over 1M elements: 30 ms with the reshape, 5 ms without, NumPy 16 ms). Flattening n-d
-    arrays in a wrapper function instead would keep the fact for them too, but it cost a
-    third more compile time on a 6-kernel program (LLVM optimises the loop twice)."""
-    reshapes = "".join(f"    {a} = {a}.reshape({a}.size)\n" for a in signature if a in flat)
-    return f"@njit({options})\ndef {name}({', '.join(signature)}):\n{reshapes}{text}\n"
+    """``name(signature)`` running ``text`` on 1-d arrays: the arrays in ``flat`` are viewed
+    as 1-d first by ``_M.flat``, which keeps what LLVM knows of the argument. A ``reshape``
+    did not: it hid the no-alias fact, and a loop of a long math function was not vectorised
+    (float64 sin over 1000x1000: 21 ms through a reshape, 3 ms now, as over a 1-d array), and
+    lowering each one cost 7 ms of compile time."""
+    views = "".join(f"    {a} = _M.flat({a})\n" for a in signature if a in flat)
+    return f"@njit({options})\ndef {name}({', '.join(signature)}):\n{views}{text}\n"
 
 
 def _statement(stmt, params: ParamTable, depth: dict[str, int]) -> tuple[str, int]:
@@ -300,7 +304,7 @@ def _emit_nest(body: list[str], lines: list[list[str]], d: int, indent: str,
     inside = indent + "    "
     body.append(f"{indent}for i{d}_b in range({lo}, {hi}, {SUM_BLOCK}):")
     body.extend(inside + line for line in before)
-    body.append(f"{inside}for i{d} in range(i{d}_b, min(i{d}_b + {SUM_BLOCK}, {hi})):")
+    body.append(f"{inside}for i{d} in range(i{d}_b, _M.imin(i{d}_b + {SUM_BLOCK}, {hi})):")
     body.extend(inside + "    " + line for line in lines[innermost])
     body.extend(inside + line for line in after)
 
@@ -351,7 +355,7 @@ def _render_passes(kernel: Kernel, params: ParamTable, body: list[str],
             # Arithmetic, not a comparison with ARG_NONE: comparing the result with the
             # sentinel stopped the index loop from vectorising (4M float32: 4.0 -> 0.6 ms).
             gaps[r.stage + 1].insert(
-                0, f"{r.name} = min({r.name}, {r.name}_k) % max({r.name}_k, 1)")
+                0, f"{r.name} = _M.imin({r.name}, {r.name}_k) % _M.imax({r.name}_k, 1)")
         elif _blocked(r):
             init = _reduction_lines(r)[0]
             before, update, after = _block_lines(r)
@@ -418,7 +422,7 @@ def _render_passes(kernel: Kernel, params: ParamTable, body: list[str],
             _emit_nest(body, inner[0], 0, "", blocks[0])
         for k, r in enumerate(kernel.reductions):
             if r.op in ARG_REDUCTIONS:   # the chunk's extreme and its index in the whole range
-                body.append(f"part{k}[t] = min({r.name}, {r.name}_k) + start * {inner_size}")
+                body.append(f"part{k}[t] = _M.imin({r.name}, {r.name}_k) + start * {inner_size}")
                 body.append(f"part{k}_m[t] = {r.name}_m")
             else:
                 body.append(f"part{k}[t] = {r.name}")

@@ -46,7 +46,7 @@ def render(body: list[str], before: list[str], per_column: list[str], per_elemen
     loop), then the accumulators' updates, and ``after`` (epilogue and stores)."""
     body.extend(before)
     for r in reductions:
-        body.append(f"{r.name}_c = np.empty(stop - start, {_accumulator_dtype(r)})")
+        body.append(f"{r.name}_c = _M.scratch(stop - start, {_accumulator_dtype(r)})")
     body.append("for i0 in range(start, stop):")
     for r in reductions:
         body.extend("    " + line for line in reduction_lines(r)[0])

@@ -152,7 +152,7 @@ def render_loop_driver(cond_calls: list[DriverCall], body_calls: list[DriverCall
 
     lines = [f"def driver({', '.join(arguments + ['E'])}):", "    while True:"]
     lines += [f"        {call(c)}" for c in cond_calls]
-    lines.append(f"        if not {predicate}.reshape({predicate}.size)[0]:")
+    lines.append(f"        if not _M.flat({predicate})[0]:")
     lines.append("            break")
     lines += [f"        {call(c)}" for c in body_calls]
     for now, nxt in zip(carry_now, carry_next):

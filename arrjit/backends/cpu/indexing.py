@@ -14,12 +14,18 @@ are NumPy's: negative positions count from the end, an out-of-range one raises N
 >>> f64, i64 = np.dtype("float64"), np.dtype("int64")
 >>> print(render_body(Op.GATHER, (("array", 0), ("slice", None, None, None)),
 ...                   [Aval((3, 4), f64), Aval((), i64)], Aval((4,), f64), "set", False))
-    i0 = r1.reshape(r1.size)[0]
+    i0 = _M.flat(r1)[0]
     if i0 < -r0.shape[0] or i0 >= r0.shape[0]:
-        raise IndexError("index " + str(i0) + " is out of bounds for axis 0 with size " + str(r0.shape[0]))
+        raise OutOfBounds(i0, 0, r0.shape[0])
     if i0 < 0:
         i0 += r0.shape[0]
-    w0[...] = r0[i0, :]
+    s = r0[i0, :]
+    for j0 in range(w0.shape[0]):
+        w0[j0] = s[j0]
+
+Values are copied element by element and errors raised with numbers only: numba's array
+assignment checks broadcasting with a message it formats in compiled code, and formatting a
+string compiled numba's string functions in every new process (1.5 s for one gather).
 """
 from __future__ import annotations
 
@@ -33,6 +39,18 @@ from ...core.ir import Op
 from ...core.library import SCATTER_UFUNCS, indexed_shape, is_array_item
 from ...plan import LibraryStep
 from .codegen import NJIT_OPTIONS, RenderedKernel
+
+
+class OutOfBounds(IndexError):
+    """Raised by compiled code with the numbers only; builds NumPy's own ``IndexError``.
+
+    >>> OutOfBounds(5, 0, 3)
+    IndexError('index 5 is out of bounds for axis 0 with size 3')
+    """
+
+    def __new__(cls, index: int, axis: int, size: int) -> IndexError:  # type: ignore[misc]
+        return IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+
 
 def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
     """Whether ``step`` is a gather or scatter this module renders."""
@@ -76,7 +94,8 @@ def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> Ren
                            node.param.get("mode", "set"), in_place)
     reads = ", ".join(f"r{k}" for k in range(len(avals)))
     name = f"{node.op.value}_{hashlib.sha256(body.encode()).hexdigest()[:16]}"
-    source = (f"@njit({NJIT_OPTIONS})\ndef {name}(w0, {reads}, P, start, stop):\n{body}\n")
+    source = (f"from {__name__} import OutOfBounds\n\n\n"
+              f"@njit({NJIT_OPTIONS})\ndef {name}(w0, {reads}, P, start, stop):\n{body}\n")
     return RenderedKernel(name, source, np.zeros(1, np.int64))
 
 
@@ -97,24 +116,47 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
             items.append(i)
         else:
             i = f"i{axis}"
-            lines += [f"    {i} = r{1 + item[1]}.reshape(r{1 + item[1]}.size)[0]",
+            lines += [f"    {i} = _M.flat(r{1 + item[1]})[0]",
                       *_normalised(i, axis, "    ")]
             items.append(i)
     index = ", ".join(items) + ("," if len(items) == 1 else "")
     if op is Op.GATHER:
-        target = "w0.reshape(1)[0]" if out.ndim == 0 else "w0[...]"
-        lines.append(f"    {target} = r0[{index}]")
+        if out.ndim == 0:
+            lines.append(f"    _M.flat(w0)[0] = r0[{index}]")
+        else:
+            lines += [f"    s = r0[{index}]", *_copy("w0", "s", out.ndim)]
         return "\n".join(lines)
     updates = f"r{len(avals) - 1}"
-    value = f"{updates}.reshape(1)[0]" if avals[-1].ndim == 0 else updates
+    region = len(indexed_shape(avals[0].shape, template, avals[1:-1]))
     if not in_place:
-        lines.append("    w0[...] = r0")
-    if mode == "set":
-        lines.append(f"    w0[{index}] = {value}")
+        lines += _copy("w0", "r0", avals[0].ndim)
+    ufunc = None if mode == "set" else f"np.{SCATTER_UFUNCS[mode].__name__}"
+    if region == 0:
+        value = f"_M.flat({updates})[0]"
+        lines.append(f"    w0[{index}] = " + (f"{ufunc}(w0[{index}], {value})" if ufunc else value))
     else:
-        ufunc = f"np.{SCATTER_UFUNCS[mode].__name__}"
-        lines.append(f"    w0[{index}] = {ufunc}(w0[{index}], {value})")
+        lines.append(f"    d = w0[{index}]")
+        lines += _copy("d", updates, region, ufunc, scalar=avals[-1].ndim == 0)
     return "\n".join(lines)
+
+
+def _copy(dst: str, src: str, ndim: int, ufunc: str | None = None,
+          scalar: bool = False) -> list[str]:
+    """Lines setting each element of ``dst`` (``ndim`` > 0 dimensions) to the same element of
+    ``src`` (its shape; a 0-d array if ``scalar``), or to ``ufunc`` of the two."""
+    if ndim == 0:
+        return [f"    _M.flat({dst})[0] = _M.flat({src})[0]"]
+    at = ", ".join(f"j{d}" for d in range(ndim))
+    lines = []
+    if scalar:
+        lines.append(f"    v = _M.flat({src})[0]")
+    for d in range(ndim):
+        lines.append(f"{'    ' * (d + 1)}for j{d} in range({dst}.shape[{d}]):")
+    value = "v" if scalar else f"{src}[{at}]"
+    if ufunc:
+        value = f"{ufunc}({dst}[{at}], {value})"
+    lines.append(f"{'    ' * (ndim + 1)}{dst}[{at}] = {value}")
+    return lines
 
 
 def render_concatenate(avals: Sequence[Aval], axis: int) -> str:
@@ -124,7 +166,8 @@ def render_concatenate(avals: Sequence[Aval], axis: int) -> str:
         stop = start + aval.shape[axis]
         index = [":"] * aval.ndim
         index[axis] = f"{start}:{stop}"
-        lines.append(f"    w0[{', '.join(index)}] = r{k}")
+        lines.append(f"    d = w0[{', '.join(index)}]")
+        lines += _copy("d", f"r{k}", aval.ndim)
         start = stop
     return "\n".join(lines)
 
@@ -134,7 +177,6 @@ def _normalised(position: str, axis: int, indent: str) -> list[str]:
     and counting a negative one from the end."""
     size = f"r0.shape[{axis}]"
     return [f"{indent}if {position} < -{size} or {position} >= {size}:",
-            f'{indent}    raise IndexError("index " + str({position}) + " is out of bounds for '
-            f'axis {axis} with size " + str({size}))',
+            f"{indent}    raise OutOfBounds({position}, {axis}, {size})",
             f"{indent}if {position} < 0:",
             f"{indent}    {position} += {size}"]

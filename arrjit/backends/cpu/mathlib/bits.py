@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
+from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
 
 # Inside these functions FMA contraction is allowed (more accurate, never less); nothing else.
 # Called from generated kernels (and Python), never as C callbacks: no C wrapper to build.
@@ -81,5 +83,55 @@ fmaximum = _llvm_float("llvm.maximum", 2, "max(a, b); NaN if either is NaN.")
 fminimum = _llvm_float("llvm.minimum", 2, "min(a, b); NaN if either is NaN.")
 
 
+def _signed_extreme(name: str, doc: str):
+    """An intrinsic calling LLVM's ``name`` (``llvm.smin``/``llvm.smax``) on two signed
+    integers, both widened to the wider type. It replaces the builtin ``min``/``max``, whose
+    numba implementation is a function compiled in every new process (27 ms for both)."""
+    def call(typingctx, a, b):
+        if not all(isinstance(t, types.Integer) and t.signed for t in (a, b)):
+            return None
+        result = types.Integer.from_bitwidth(max(a.bitwidth, b.bitwidth), signed=True)
+
+        def codegen(context, builder, signature, args):
+            ty = context.get_value_type(result)
+            wide = [context.cast(builder, v, t, result) for v, t in zip(args, (a, b))]
+            fn = builder.module.declare_intrinsic(name, [ty], ir.FunctionType(ty, [ty, ty]))
+            return builder.call(fn, wide)
+        return result(a, b), codegen
+    call.__doc__ = doc
+    return intrinsic(call)
+
+
+imin = _signed_extreme("llvm.smin", "min(a, b) of two signed integers.")
+imax = _signed_extreme("llvm.smax", "max(a, b) of two signed integers.")
+
+
 def _f32(value: float) -> np.float32:
     return np.float32(value)
+
+
+@njit(**_FLAGS)
+def scratch(n, dtype):
+    """``np.empty(n, dtype)`` for a kernel's working buffer. Compiled here, the allocation is
+    cached with the math library; written in a generated kernel, numba compiled
+    ``np.empty``'s implementation again in every new process (68 ms)."""
+    return np.empty(n, dtype)
+
+
+@intrinsic
+def flat(typingctx, array):
+    """A C-contiguous array as a 1-d view of its elements (``array.reshape(array.size)``
+    without the checks: numba lowers each ``reshape`` by compiling a shape normaliser and
+    calling a C helper LLVM cannot see through, 7 ms of compile time per call)."""
+    if not isinstance(array, types.Array) or array.layout != "C":
+        return None
+    result = array.copy(ndim=1)
+
+    def codegen(context, builder, signature, args):
+        source = make_array(array)(context, builder, args[0])
+        view = make_array(result)(context, builder)
+        populate_array(view, data=source.data, shape=[source.nitems],
+                       strides=[source.itemsize], itemsize=source.itemsize,
+                       meminfo=source.meminfo, parent=source.parent)
+        return impl_ret_borrowed(context, builder, result, view._getvalue())
+    return result(array), codegen
