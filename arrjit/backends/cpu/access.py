@@ -4,7 +4,7 @@ flat element index of an access (``passes.kernel.Affine``) as source text.
 >>> from arrjit.passes.kernel import Affine
 >>> params = ParamTable()
 >>> index_expr(Affine(3, (4, 1), True), params), params.values
-('np.uint64(p0 + i0 * p1 + i1)', [3, 4])
+('p0 + i0 * p1 + i1', [3, 4])
 """
 from __future__ import annotations
 
@@ -31,13 +31,14 @@ class ParamTable:
 
 
 def index_expr(access: Affine, params: ParamTable) -> str:
-    """The flat element index of an access, as an unsigned integer: every index is in range
-    by construction, and unsigned indices spare numba's negative-index wraparound check,
-    which otherwise stops LLVM from vectorising the loop (measured 3x on a 5-input chain).
-    Equal accesses share their P slots, so a load and a store of one element are visibly
-    the same address (LLVM then vectorises a read-modify-write of an output)."""
+    """The flat element index of an access. Kernels read and write through ``_M.load`` and
+    ``_M.store``: every index is in range by construction, and they skip numba's
+    negative-index wraparound, which otherwise stops LLVM from vectorising the loop (measured
+    3x on a 5-input chain). Equal accesses share their P slots, so a load and a store of one
+    element are visibly the same address (LLVM then vectorises a read-modify-write of an
+    output)."""
     if access not in params.indices:
-        params.indices[access] = f"np.uint64({affine_text(access, params.slot)})"
+        params.indices[access] = affine_text(access, params.slot)
     return params.indices[access]
 
 

@@ -259,7 +259,7 @@ def _statement(stmt, params: ParamTable, depth: dict[str, int]) -> tuple[str, in
     """(source line, loop depth it needs) of one statement."""
     if isinstance(stmt, Load):
         array = f"{'w' if stmt.own_output else 'r'}{stmt.buffer}"
-        return (f"{stmt.name} = {array}[{index_expr(stmt.access, params)}]",
+        return (f"{stmt.name} = _M.load({array}, {index_expr(stmt.access, params)})",
                 loop_depth(stmt.access))
     if isinstance(stmt, Const):
         return f"{stmt.name} = {constant_text(stmt, params.slot)}", 0
@@ -280,7 +280,7 @@ def _render_elementwise(kernel: Kernel, params: ParamTable, body: list[str]) -> 
         line, d = _statement(stmt, params, depth)
         depth[stmt.name] = d
         pre[d].append(line)
-    pre[nloops].extend(f"w{s.buffer}[{index_expr(s.access, params)}] = {s.value}"
+    pre[nloops].extend(f"_M.store(w{s.buffer}, {index_expr(s.access, params)}, {s.value})"
                        for s in kernel.stores)
     _emit_nest(body, pre, 0, "")
 
@@ -367,7 +367,7 @@ def _render_passes(kernel: Kernel, params: ParamTable, body: list[str],
         inner[r.stage][nloops].extend(update)
     stored_inside: set[int] = set()
     for s in kernel.stores:
-        line = f"w{s.buffer}[{index_expr(s.access, params)}] = {s.value}"
+        line = f"_M.store(w{s.buffer}, {index_expr(s.access, params)}, {s.value})"
         if loop_depth(s.access) > n_outer or depth.get(s.value, 0) > n_outer:
             inner[s.stage][nloops].append(line)
             stored_inside.add(s.stage)

@@ -6,7 +6,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
-from numba.np.arrayobj import make_array, populate_array
+from numba.np.arrayobj import load_item, make_array, populate_array, store_item
 
 # Inside these functions FMA contraction is allowed (more accurate, never less); nothing else.
 # Called from generated kernels (and Python), never as C callbacks: no C wrapper to build.
@@ -135,3 +135,36 @@ def flat(typingctx, array):
                        meminfo=source.meminfo, parent=source.parent)
         return impl_ret_borrowed(context, builder, result, view._getvalue())
     return result(array), codegen
+
+
+def _flat_element(array, index) -> bool:
+    return (isinstance(array, types.Array) and array.ndim == 1 and array.layout == "C"
+            and isinstance(index, types.Integer))
+
+
+@intrinsic
+def load(typingctx, array, index):
+    """``array[index]`` of a 1-d C-contiguous array at an index known to be in range: no
+    negative-index wraparound (which stops LLVM vectorising the loop) and no typing or
+    lowering of numba's general indexing (a kernel has one per load)."""
+    if not _flat_element(array, index):
+        return None
+
+    def codegen(context, builder, signature, args):
+        data = make_array(array)(context, builder, args[0]).data
+        return load_item(context, builder, array, builder.gep(data, [args[1]], inbounds=True))
+    return array.dtype(array, index), codegen
+
+
+@intrinsic
+def store(typingctx, array, index, value):
+    """``array[index] = value`` (cast to the array's dtype), as ``load`` reads."""
+    if not _flat_element(array, index) or not array.mutable:
+        return None
+
+    def codegen(context, builder, signature, args):
+        data = make_array(array)(context, builder, args[0]).data
+        item = context.cast(builder, args[2], value, array.dtype)
+        store_item(context, builder, array, item, builder.gep(data, [args[1]], inbounds=True))
+        return context.get_dummy_value()
+    return types.none(array, index, value), codegen
