@@ -1,6 +1,7 @@
 """Tiered execution: with compile="background" a new signature is answered by the reference
 interpreter until its compiled plan is ready, with the same values, donations and errors.
 The background compile is held by a test double, so nothing here depends on timing."""
+import gc
 import logging
 from concurrent.futures import Future
 
@@ -186,3 +187,31 @@ def test_the_interpreter_drops_each_value_after_its_last_reader():
     for k in range(8):
         expected = np.sin(expected) + k
     np.testing.assert_allclose(out[0], expected, rtol=1e-15)
+
+
+def test_the_garbage_collector_is_paused_while_numba_compiles():
+    """A compile's many objects would start full collections over the whole heap: the
+    collector is off while numba compiles and on again afterwards; off stays off."""
+    from numba.core import event
+
+    enabled_during_compiles = []
+
+    class Compiles(event.Listener):
+        def on_start(self, ev):
+            enabled_during_compiles.append(gc.isenabled())
+
+        def on_end(self, ev):
+            pass
+
+    x = np.arange(5.0)
+    with event.install_listener("numba:compile", Compiles()):
+        out = arrjit.jit(lambda x: x * 3.1328125 + 1.0478515625)(x)   # a kernel new here
+    np.testing.assert_array_equal(out, x * 3.1328125 + 1.0478515625)
+    assert enabled_during_compiles and not any(enabled_during_compiles)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        arrjit.jit(lambda x: x * 5.1328125 - 2.0478515625)(x)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
