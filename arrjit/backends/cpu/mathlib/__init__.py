@@ -22,8 +22,10 @@ arguments by Payne-Hanek with a table of 2/pi chunks indexed by the exponent (a 
 double-double arithmetic with ``fma``. ``power`` computes ``exp(y * log|x|)`` with the
 logarithm in double-double (to 2**-61), so the exponent keeps its precision near overflow
 (within 1 ULP of NumPy); float32 rounds the float64 result once. The larger functions are
-``inline="always"``: LLVM's inliner would leave them as calls, and a call keeps the loop
-scalar.
+``forceinline=True`` (LLVM's ``alwaysinline``): LLVM's inliner would otherwise leave them as
+calls, and a call keeps the loop scalar. numba's own ``inline="always"`` inlines its IR
+instead, so every kernel calling them typed and lowered their bodies again: a kernel with
+``sin`` compiled in 330 ms, 68 ms now (``exp``: 62 ms).
 
 >>> import numpy as np
 >>> bool(abs(exp64(1.0) - np.exp(1.0)) <= np.spacing(np.exp(1.0)))   # within 1 ULP

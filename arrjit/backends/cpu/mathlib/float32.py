@@ -166,27 +166,27 @@ def arctan32(x):
     return np.float32(arctan64(np.float64(x)))
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def arctan2_32(y, x):
     return np.float32(arctan2_64(np.float64(y), np.float64(x)))
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def sin32(x):
     return np.float32(sin64(np.float64(x)))
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def cos32(x):
     return np.float32(cos64(np.float64(x)))
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def tan32(x):
     return np.float32(tan64(np.float64(x)))
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def power32(x, y):
     """``x ** y`` (C99 ``pow`` special cases) through float64 ``exp(y * log|x|)``, exact to
     float32 after one rounding."""

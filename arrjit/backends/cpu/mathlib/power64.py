@@ -11,7 +11,7 @@ from .trig64 import _two_sum
 
 # power: exp(y * log|x|) with log|x| in double-double, so that the product keeps ~60 bits
 # (a plain double log loses up to |y log x| * 2**-53 in the exponent: 300 ULP near overflow).
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def _log_dd64(a):
     """log(a) = hi + lo for finite a > 0."""
     dk, f = _reduce_log64(a)
@@ -44,7 +44,7 @@ def _log_dd64(a):
     return _two_sum(hi, lo)
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def _exp_dd64(hi, lo):
     """exp(hi + lo), |lo| <= ulp(hi)."""
     xc = -746.0 if hi < -746.0 else (710.0 if hi > 710.0 else hi)
@@ -52,7 +52,7 @@ def _exp_dd64(hi, lo):
     return _scale64(1.0 + _expm1_poly64(r + lo), k)
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def _pow_signs_and_specials(x, y, mag):
     """``x ** y`` (float64) from ``mag`` = ``|x| ** y``: the sign for negative ``x`` and odd
     integer ``y``, NaN for negative ``x`` and non-integer ``y``, and C99 ``pow``'s cases for
@@ -68,7 +68,7 @@ def _pow_signs_and_specials(x, y, mag):
     return 1.0 if (x == 1.0 or y == 0.0) else r
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def power64(x, y):
     """``x ** y`` with C99 ``pow``'s special cases."""
     ax = abs(x)

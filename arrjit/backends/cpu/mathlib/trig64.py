@@ -54,7 +54,7 @@ def arctan64(x):
     return np.copysign(_atan_abs64(abs(x)), x)
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def arctan2_64(y, x):
     ay = abs(y)
     ax = abs(x)
@@ -121,14 +121,14 @@ T0_TABLE, T1_TABLE, T2_TABLE = (np.ascontiguousarray(row) for row in TWO_OVER_PI
 TWO_M64 = 2.0 ** -64
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def _two_sum(a, b):
     s = a + b
     v = s - a
     return s, (a - (s - v)) + (b - v)
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def _reduce_large64(a):
     """(quadrant, r, rr) for a >= LIBM_RANGE (finite): Payne-Hanek reduction with the
     exponent-indexed chunks of 2/pi, in double-double arithmetic."""
@@ -153,7 +153,7 @@ def _reduce_large64(a):
     return q & 3, r, rl - (r - rh)
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def _reduce_pio2_64(x):
     """(quadrant, r, rr) with x = quadrant*pi/2 + r + rr, |r| <= ~pi/4."""
     large = not abs(x) < LIBM_RANGE
@@ -176,7 +176,7 @@ def _reduce_pio2_64(x):
     return (lq if large else n & 3), (lr if large else r), (lrr if large else rr)
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def _sin_kernel64(x, y):
     z = x * x
     w = z * z
@@ -185,7 +185,7 @@ def _sin_kernel64(x, y):
     return x - ((z * (0.5 * y - v * r) - y) - v * S1)
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def _cos_kernel64(x, y):
     z = x * x
     w = z * z
@@ -195,7 +195,7 @@ def _cos_kernel64(x, y):
     return w + (((1.0 - w) - hz) + (z * r - x * y))
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def sin64(x):
     q, r, rr = _reduce_pio2_64(x)
     s = _sin_kernel64(r, rr)
@@ -206,7 +206,7 @@ def sin64(x):
     return x - x if not abs(x) < INF else y  # inf -> NaN, NaN stays
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def cos64(x):
     q, r, rr = _reduce_pio2_64(x)
     s = _sin_kernel64(r, rr)
@@ -216,7 +216,7 @@ def cos64(x):
     return x - x if not abs(x) < INF else y
 
 
-@njit(inline="always", **_FLAGS)
+@njit(forceinline=True, **_FLAGS)
 def tan64(x):
     q, r, rr = _reduce_pio2_64(x)
     s = _sin_kernel64(r, rr)
