@@ -136,6 +136,7 @@ class DiskCache:
         self.root = root
         self.env_dir = env_dir
         self.key_text = json.dumps(dict(key), sort_keys=True)
+        self.counted_bytes: int | None = None   # the cache's size, kept by ``enforce_cap``
 
     def entry(self, source: str) -> EntryPaths:
         digest = _digest(source + self.key_text)[:32]
@@ -243,21 +244,31 @@ def forget_opened() -> None:
 
 # -- inspection and maintenance (``python -m arrjit cache ...``) ------------------------------
 def _entries(env_dir: Path) -> list[tuple[float, str, list[Path]]]:
-    """(last use, name, files) for every module entry in an environment directory."""
+    """(last use, name, files) for every module entry in an environment directory. Each
+    directory is listed once (a listing per entry made a prune quadratic in the entries)."""
+    pycache = _files_by_stem(env_dir / "__pycache__")
+    used = _files_by_stem(env_dir / "used")
+    locks = _files_by_stem(env_dir / "locks")
     out = []
-    pycache = env_dir / "__pycache__"
     for module in env_dir.glob(MODULE_PREFIX + "*.py"):
         name = module.stem
         digest = name[len(MODULE_PREFIX):]
-        files = [module]
-        if pycache.is_dir():
-            files += list(pycache.glob(name + ".*"))
-        used = env_dir / "used" / digest
-        lock = env_dir / "locks" / f"{digest}.lock"
-        stamp = used.stat().st_mtime if used.exists() else module.stat().st_mtime
-        files += [p for p in (used, lock) if p.exists()]
-        out.append((stamp, name, files))
+        files = [module, *pycache.get(name, []), *used.get(digest, []), *locks.get(digest, [])]
+        stamps = [p.stat().st_mtime for p in used.get(digest, [])] or [module.stat().st_mtime]
+        out.append((stamps[0], name, files))
     return sorted(out)
+
+
+def _files_by_stem(directory: Path) -> dict[str, list[Path]]:
+    """The files of ``directory`` grouped by their name up to the first dot."""
+    grouped: dict[str, list[Path]] = {}
+    try:
+        with os.scandir(directory) as it:
+            for item in it:
+                grouped.setdefault(item.name.split(".", 1)[0], []).append(Path(item.path))
+    except OSError:
+        pass
+    return grouped
 
 
 def _size(paths) -> int:
@@ -310,11 +321,7 @@ def prune(max_size: int, root: Path | None = None) -> tuple[int, int]:
     root = root or root_dir()
     if not root.exists():
         return 0, 0
-    entries = []
-    for env_dir in root.iterdir():
-        if env_dir.is_dir():
-            entries += _entries(env_dir)
-    entries.sort()
+    entries = sorted(e for env_dir in _env_dirs(root) for e in _entries(env_dir))
     total = sum(_size(files) for _, _, files in entries)
     removed = 0
     for _, _, files in entries:
@@ -330,8 +337,26 @@ def prune(max_size: int, root: Path | None = None) -> tuple[int, int]:
     return removed, total
 
 
-def enforce_cap(cache: DiskCache) -> None:
-    cap = config.cache_max_size
-    if cap and cap > 0:
-        prune(cap, cache.root)
+def enforce_cap(cache: DiskCache, entry: EntryPaths) -> None:
+    """Keep the cache under ``config.cache_max_size`` bytes once ``entry`` has been compiled.
 
+    The size is counted in full on a process's first compile and after each eviction, and in
+    between by adding each new entry's files: a prune on every compile listed and stat-ed the
+    whole cache, a cost that grew with it (3.5 of the test suite's 13 CPU minutes were system
+    time). Entries other processes add meanwhile are counted at the next full count."""
+    cap = config.cache_max_size
+    if not cap or cap <= 0:
+        return
+    if cache.counted_bytes is None:
+        cache.counted_bytes = sum(_size(files) for env_dir in _env_dirs(cache.root)
+                                  for _, _, files in _entries(env_dir))
+    else:
+        files = [entry.module, entry.used, entry.lock,
+                 *_files_by_stem(cache.env_dir / "__pycache__").get(entry.module_name, [])]
+        cache.counted_bytes += _size(files)
+    if cache.counted_bytes > cap:
+        cache.counted_bytes = prune(cap, cache.root)[1]
+
+
+def _env_dirs(root: Path) -> list[Path]:
+    return [d for d in root.iterdir() if d.is_dir()] if root.exists() else []

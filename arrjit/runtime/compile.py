@@ -206,7 +206,7 @@ def _compile_with_disk(loaded: LoadedModule, dispatcher, sig) -> Compiled:
     hits = max(0, sum(dispatcher._cache_hits.values()) - hits_before)
     cache.touch(entry)
     if not hits:
-        disk.enforce_cap(cache)
+        disk.enforce_cap(cache, entry)
     return Compiled(dispatcher.overloads[sig], 0 if hits else 1, hits)
 
 
