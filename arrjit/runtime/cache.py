@@ -253,10 +253,17 @@ def _entries(env_dir: Path) -> list[tuple[float, str, list[Path]]]:
     for module in env_dir.glob(MODULE_PREFIX + "*.py"):
         name = module.stem
         digest = name[len(MODULE_PREFIX):]
-        files = [module, *pycache.get(name, []), *used.get(digest, []), *locks.get(digest, [])]
-        stamps = [p.stat().st_mtime for p in used.get(digest, [])] or [module.stat().st_mtime]
-        out.append((stamps[0], name, files))
+        last_used = used.get(digest, [])
+        files = [module, *pycache.get(name, []), *last_used, *locks.get(digest, [])]
+        out.append(((last_used[0] if last_used else module).stat().st_mtime, name, files))
     return sorted(out)
+
+
+def _all_entries(root: Path) -> list[tuple[float, str, list[Path]]]:
+    """``_entries`` of every environment directory under ``root``, least recently used
+    first."""
+    envs = [d for d in root.iterdir() if d.is_dir()] if root.exists() else []
+    return sorted(e for env_dir in envs for e in _entries(env_dir))
 
 
 def _files_by_stem(directory: Path) -> dict[str, list[Path]]:
@@ -321,7 +328,7 @@ def prune(max_size: int, root: Path | None = None) -> tuple[int, int]:
     root = root or root_dir()
     if not root.exists():
         return 0, 0
-    entries = sorted(e for env_dir in _env_dirs(root) for e in _entries(env_dir))
+    entries = _all_entries(root)
     total = sum(_size(files) for _, _, files in entries)
     removed = 0
     for _, _, files in entries:
@@ -348,15 +355,10 @@ def enforce_cap(cache: DiskCache, entry: EntryPaths) -> None:
     if not cap or cap <= 0:
         return
     if cache.counted_bytes is None:
-        cache.counted_bytes = sum(_size(files) for env_dir in _env_dirs(cache.root)
-                                  for _, _, files in _entries(env_dir))
+        cache.counted_bytes = sum(_size(files) for _, _, files in _all_entries(cache.root))
     else:
         files = [entry.module, entry.used, entry.lock,
                  *_files_by_stem(cache.env_dir / "__pycache__").get(entry.module_name, [])]
         cache.counted_bytes += _size(files)
     if cache.counted_bytes > cap:
         cache.counted_bytes = prune(cap, cache.root)[1]
-
-
-def _env_dirs(root: Path) -> list[Path]:
-    return [d for d in root.iterdir() if d.is_dir()] if root.exists() else []

@@ -142,8 +142,10 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
 
 def _copy(dst: str, src: str, ndim: int, ufunc: str | None = None,
           scalar: bool = False) -> list[str]:
-    """Lines setting each element of ``dst`` (``ndim`` > 0 dimensions) to the same element of
-    ``src`` (its shape; a 0-d array if ``scalar``), or to ``ufunc`` of the two."""
+    """Lines setting each element of ``dst`` (``ndim`` dimensions, 0 included) to the same
+    element of ``src`` (its shape; a 0-d array if ``scalar``), or to ``ufunc`` of the two.
+    ``ufunc`` and ``scalar`` need ``ndim`` > 0: a scatter into one item is written by the
+    caller."""
     if ndim == 0:
         return [f"    _M.flat({dst})[0] = _M.flat({src})[0]"]
     at = ", ".join(f"j{d}" for d in range(ndim))
