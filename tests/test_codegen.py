@@ -7,10 +7,12 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 import arrjit
 import arrjit.numpy as anp
 from arrjit.backends.cpu.codegen import render_kernel
+from arrjit.backends.cpu.mathnames import BLOCK
 from arrjit.passes.fuse import partition
 from arrjit.passes.kernel import Kernel, LibraryCall
 from arrjit.passes.simplify import simplify
@@ -93,16 +95,29 @@ def test_one_dimensional_arrays_reach_the_loop_as_passed():
             assert (f"{name} = _M.flat({name})" in source) == (v.ndim != 1)
 
 
+@pytest.mark.parametrize("threads", [False, True])
+def test_column_order_reductions_over_several_blocks_of_columns_are_numpy_s(
+        threads, request):
+    """Columns go in stack blocks of ``BLOCK``; a chunk (with threads) starts anywhere."""
+    if threads:
+        request.getfixturevalue("two_threads_from_1000_elements")
+    x = np.random.default_rng(3).standard_normal((37, 2 * BLOCK + 77))
+    f = arrjit.jit(lambda x: (anp.sum(x * 2.0, axis=0), anp.max(x, axis=0),
+                              anp.mean(x > 0, axis=0)))
+    for got, want in zip(f(x), ((x * 2.0).sum(axis=0), x.max(axis=0), (x > 0).mean(axis=0))):
+        np.testing.assert_array_equal(got, want)
+
+
 def test_reductions_over_the_leading_axis_run_in_column_order():
     """The rows loop outside, the columns inside (contiguous, vectorised), one accumulator
     per column; row reductions keep the row order."""
     ks, _ = kernels_of(lambda x: (anp.sum(x * 2.0, axis=0), anp.max(x, axis=0)),
                        np.zeros((6, 5)))
     source = render_kernel(ks[0]).source
-    assert "for i1 in range(p1):\n        for i0 in range(start, stop):" in source
-    assert "acc0_c = _M.scratch(stop - start" in source
+    assert "        for i1 in range(p1):\n            for i0 in range(b0, b1):" in source
+    assert "acc0_c = _M.block(np.float64)" in source
     ks, _ = kernels_of(lambda x: anp.sum(x, axis=1), np.zeros((6, 5)))
-    assert "_c = _M.scratch" not in render_kernel(ks[0]).source
+    assert "_c = _M.block" not in render_kernel(ks[0]).source
     for n in (7, 300):    # the same source for every size of the same structure
         ks2, _ = kernels_of(lambda x: (anp.sum(x * 2.0, axis=0), anp.max(x, axis=0)),
                             np.zeros((n, 9)))

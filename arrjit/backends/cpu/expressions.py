@@ -11,7 +11,7 @@ import numpy as np
 
 from ...core.ir import Op
 from ...passes.kernel import Compute
-from .mathlib.complex import HELPERS as COMPLEX_HELPERS
+from .mathnames import COMPLEX_HELPERS
 from ..source import (NEUTRAL_EXPRESSIONS, TYPE_PRESERVING, Expr, by_kind as _by_kind,
                       call as _call, expression as _expression, literal, type_name)
 

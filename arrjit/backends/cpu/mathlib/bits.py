@@ -4,9 +4,12 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
+from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 from numba.np.arrayobj import load_item, make_array, populate_array, store_item
+
+from ..mathnames import BLOCK
 
 # Inside these functions FMA contraction is allowed (more accurate, never less); nothing else.
 # Called from generated kernels (and Python), never as C callbacks: no C wrapper to build.
@@ -110,12 +113,28 @@ def _f32(value: float) -> np.float32:
     return np.float32(value)
 
 
-@njit(**_FLAGS)
-def scratch(n, dtype):
-    """``np.empty(n, dtype)`` for a kernel's working buffer. Compiled here, the allocation is
-    cached with the math library; written in a generated kernel, numba compiled
-    ``np.empty``'s implementation again in every new process (68 ms)."""
-    return np.empty(n, dtype)
+@intrinsic
+def block(typingctx, dtype):
+    """A kernel's working buffer of ``BLOCK`` elements of ``dtype`` (``np.float64``, ...) on
+    its stack: allocated once in the function's entry block, so a kernel needs no heap (a
+    heap buffer is numba's runtime, which a native entry loads without)."""
+    if isinstance(dtype, types.NumberClass):
+        element = dtype.instance_type
+    elif isinstance(dtype, types.DType):
+        element = dtype.dtype
+    else:
+        return None
+    result = types.Array(element, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        data_type = context.get_data_type(element)
+        data = cgutils.alloca_once(builder, data_type, size=BLOCK)
+        itemsize = context.get_constant(types.intp, context.get_abi_sizeof(data_type))
+        view = make_array(result)(context, builder)
+        populate_array(view, data=data, shape=[context.get_constant(types.intp, BLOCK)],
+                       strides=[itemsize], itemsize=itemsize, meminfo=None)
+        return view._getvalue()
+    return result(dtype), codegen
 
 
 @intrinsic

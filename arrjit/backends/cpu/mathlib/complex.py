@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from .bits import fma, select
+from ..mathnames import COMPLEX_HELPERS
 
 # No fast-math at all: the operation order is NumPy's.
 _FLAGS = dict(nogil=True, cache=True, error_model="numpy", no_cfunc_wrapper=True)
@@ -404,5 +405,6 @@ for _bits, _float, _cap in ((64, np.float32, 9.0), (128, np.float64, 22.0)):
     for _name, _fn in {**_helpers(_float, _cap), **_GENERIC}.items():
         globals()[f"{_name}_c{_bits}"] = _fn
 
-HELPERS = ("mul", "square", "absolute", "div", "sign", "tanh", "tan", "rint", "power", *_GENERIC)
+HELPERS = COMPLEX_HELPERS
+assert set(HELPERS) == {*_helpers(np.float64, 22.0), *_GENERIC}, "update mathnames"
 __all__ = [f"{name}_c{bits}" for name in HELPERS for bits in (64, 128)]
