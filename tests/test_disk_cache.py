@@ -123,12 +123,25 @@ def _corrupt_module(mode):
     return corrupt
 
 
+def _damage(f: Path, mode: str) -> None:
+    data = f.read_bytes()
+    f.write_bytes(data[: len(data) // 3] if mode == "truncated" else
+                  b"\0" * len(data) if mode == "zeroed" else os.urandom(len(data)))
+
+
 def _corrupt_numba(suffix, mode):
     def corrupt(d: Path):
         (f,) = (d / "__pycache__").glob("*" + suffix)
-        data = f.read_bytes()
-        f.write_bytes(data[: len(data) // 3] if mode == "truncated" else
-                      b"\0" * len(data) if mode == "zeroed" else os.urandom(len(data)))
+        _damage(f, mode)
+        for native in (d / "native").iterdir():   # so that numba's files are what loads
+            native.unlink()
+    return corrupt
+
+
+def _corrupt_native(mode):
+    def corrupt(d: Path):
+        (f,) = (d / "native").iterdir()
+        _damage(f, mode)
     return corrupt
 
 
@@ -148,6 +161,9 @@ CORRUPTIONS = {
     "index_truncated": _corrupt_numba(".nbi", "truncated"),
     "code_truncated": _corrupt_numba(".nbc", "truncated"),
     "code_zeroed": _corrupt_numba(".nbc", "zeroed"),
+    "native_truncated": _corrupt_native("truncated"),
+    "native_zeroed": _corrupt_native("zeroed"),
+    "native_garbage": _corrupt_native("garbage"),
 }
 
 

@@ -5,6 +5,8 @@ Layout under the cache root (``platformdirs`` user cache dir, ``ARRJIT_CACHE_DIR
 
     <root>/<environment hash>/m_<entry hash>.py      generated module (numba ``cache=True``)
     <root>/<environment hash>/__pycache__/...        numba's index (.nbi) and code (.nbc)
+    <root>/<environment hash>/native/m_<entry hash>.<function>.<types hash>
+                                                      native entries (``runtime.native``)
     <root>/<environment hash>/used/<entry hash>       touched on every load (LRU order)
     <root>/<environment hash>/locks/<entry hash>.lock first-compile lock (filelock)
 
@@ -80,7 +82,6 @@ def environment_key(backend_fields: Mapping[str, Any]) -> dict:
     global _runtime_key
     if _runtime_key is None:
         import llvmlite
-        import numba
         import numpy
 
         from ..version import __version__
@@ -89,10 +90,26 @@ def environment_key(backend_fields: Mapping[str, Any]) -> dict:
             "arrjit": __version__,
             "python": sys.version,
             "numpy": numpy.__version__,
-            "numba": numba.__version__,
+            "numba": installed_version("numba"),
             "llvmlite": llvmlite.__version__,
         }
     return {**_runtime_key, **backend_fields}
+
+
+def installed_version(package: str) -> str:
+    """``package``'s installed version without importing it (importing numba costs ~130 ms,
+    which a process that loads only native entries never pays): the name of its dist-info
+    directory, else the package metadata."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is not None and spec.origin is not None:
+        site = Path(spec.origin).parent.parent
+        for info_dir in site.glob(f"{package}-*.dist-info"):
+            return info_dir.name[len(package) + 1:-len(".dist-info")]
+    from importlib.metadata import version
+
+    return version(package)
 
 
 def _digest(text: str) -> str:
@@ -174,11 +191,17 @@ class DiskCache:
             return False
 
     def remove_compiled(self, entry: EntryPaths) -> None:
-        """Delete numba's files for this entry (they are rebuilt on the next compile)."""
-        pycache = self.env_dir / "__pycache__"
-        if pycache.is_dir():
-            for f in pycache.glob(entry.module_name + ".*"):
-                f.unlink(missing_ok=True)
+        """Delete numba's files and the native entries for this entry (they are rebuilt on
+        the next compile)."""
+        for directory in (self.env_dir / "__pycache__", self.env_dir / "native"):
+            if directory.is_dir():
+                for f in directory.glob(entry.module_name + ".*"):
+                    f.unlink(missing_ok=True)
+
+    def native_entry(self, entry: EntryPaths, function: str, types_key: str) -> Path:
+        """Where the native entry of ``function`` for the argument types ``types_key``
+        (``native.abi.signature_key``) is stored."""
+        return self.env_dir / "native" / f"{entry.module_name}.{function}.{_digest(types_key)[:16]}"
 
     def touch(self, entry: EntryPaths) -> None:
         try:
@@ -217,7 +240,7 @@ def open_cache(backend_fields: Mapping[str, Any]) -> DiskCache | None:
             _make_private_dir(env_dir)
             reason = untrusted_reason(env_dir)
             if reason is None:
-                for sub in ("locks", "used", "__pycache__"):
+                for sub in ("locks", "used", "__pycache__", "native"):
                     p = env_dir / sub
                     if p.exists() and untrusted_reason(p):
                         reason = untrusted_reason(p)
@@ -247,6 +270,7 @@ def _entries(env_dir: Path) -> list[tuple[float, str, list[Path]]]:
     """(last use, name, files) for every module entry in an environment directory. Each
     directory is listed once (a listing per entry made a prune quadratic in the entries)."""
     pycache = _files_by_stem(env_dir / "__pycache__")
+    native = _files_by_stem(env_dir / "native")
     used = _files_by_stem(env_dir / "used")
     locks = _files_by_stem(env_dir / "locks")
     out = []
@@ -254,7 +278,8 @@ def _entries(env_dir: Path) -> list[tuple[float, str, list[Path]]]:
         name = module.stem
         digest = name[len(MODULE_PREFIX):]
         last_used = used.get(digest, [])
-        files = [module, *pycache.get(name, []), *last_used, *locks.get(digest, [])]
+        files = [module, *pycache.get(name, []), *native.get(name, []), *last_used,
+                 *locks.get(digest, [])]
         out.append(((last_used[0] if last_used else module).stat().st_mtime, name, files))
     return sorted(out)
 
@@ -290,7 +315,7 @@ def _size(paths) -> int:
 
 def info(root: Path | None = None) -> dict:
     root = root or root_dir()
-    kinds = {"modules": 0, "numba_index": 0, "numba_code": 0, "other": 0}
+    kinds = {"modules": 0, "numba_index": 0, "numba_code": 0, "native": 0, "other": 0}
     total = 0
     if root.exists():
         for p in root.rglob("*"):
@@ -303,6 +328,8 @@ def info(root: Path | None = None) -> dict:
                 kinds["numba_index"] += 1
             elif p.suffix == ".nbc":
                 kinds["numba_code"] += 1
+            elif p.parent.name == "native":
+                kinds["native"] += 1
             else:
                 kinds["other"] += 1
     return {"path": str(root), "entries": kinds["modules"], "bytes": total, "kinds": kinds,
@@ -358,7 +385,8 @@ def enforce_cap(cache: DiskCache, entry: EntryPaths) -> None:
         cache.counted_bytes = sum(_size(files) for _, _, files in _all_entries(cache.root))
     else:
         files = [entry.module, entry.used, entry.lock,
-                 *_files_by_stem(cache.env_dir / "__pycache__").get(entry.module_name, [])]
+                 *_files_by_stem(cache.env_dir / "__pycache__").get(entry.module_name, []),
+                 *_files_by_stem(cache.env_dir / "native").get(entry.module_name, [])]
         cache.counted_bytes += _size(files)
     if cache.counted_bytes > cap:
         cache.counted_bytes = prune(cap, cache.root)[1]

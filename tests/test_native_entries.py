@@ -1,0 +1,183 @@
+"""Native entries (``runtime.native``): compiled functions stored with their own CPython
+wrapper, loaded by a later process without importing numba."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import arrjit
+from arrjit.runtime import cache as disk
+from arrjit.runtime import compile as compiler
+from arrjit.runtime.native import abi, load, store
+from arrjit.runtime.native.objects import read_symbols
+
+SOURCE = textwrap.dedent('''
+    import numpy as np
+    from numba import njit
+    CACHE = False
+
+    @njit(nogil=True, no_cfunc_wrapper=True, cache=CACHE)
+    def scale(out, a, factor):
+        if a.shape[0] and a[0] < 0:
+            raise ValueError("the first value must not be negative")
+        for i in range(a.shape[0]):
+            out[i] = a[i] * factor
+
+    @njit(nogil=True, no_cfunc_wrapper=True, cache=CACHE)
+    def positive(a, at):
+        return a[at] > 0
+
+    @njit(nogil=True, no_cfunc_wrapper=True, cache=CACHE)
+    def total(a):
+        s = 0
+        for v in np.nditer(a):
+            s += v.item()
+        return s
+
+    @njit(nogil=True, no_cfunc_wrapper=True, cache=CACHE)
+    def allocates(a):
+        return np.zeros(3)[0] + a[0]
+''')
+
+
+@pytest.fixture
+def private_cache(tmp_path):
+    arrjit.config.update("cache_dir", str(tmp_path))
+    compiler.clear()
+    yield tmp_path
+    arrjit.config.update("cache_dir", None)
+    compiler.clear()
+
+
+def _entry(name, args):
+    loaded = compiler.load_module(SOURCE, {"test": "native"})
+    return compiler.entry_point(loaded, name, args)
+
+
+def _fresh_process_entry(name, args):
+    """The entry as a new process gets it: this process's module table forgotten."""
+    compiler.clear()
+    return _entry(name, args)
+
+
+def test_an_entry_compiled_with_the_disk_cache_is_reloaded_natively(private_cache):
+    a, out = np.arange(1.0, 6.0), np.empty(5)
+    compiled = _entry("scale", [out, a, 3])
+    assert (compiled.compiled, compiled.disk_hits) == (1, 0)
+    assert len(list(private_cache.glob("*/native/*"))) == 1
+    native = _fresh_process_entry("scale", [out, a, 3])
+    assert (native.compiled, native.disk_hits) == (0, 1)
+    assert load.is_native(native.entry) and native.entry.__name__ == "scale"
+    assert not load.is_native(compiled.entry)
+    assert native.entry(out, a, 3) is None
+    np.testing.assert_array_equal(out, a * 3)
+    shorter = np.empty(2)             # shapes are read from the arrays on every call
+    native.entry(shorter, np.array([4.0, 5.0]), 2)
+    np.testing.assert_array_equal(shorter, [8.0, 10.0])
+
+
+def test_an_error_status_raises_what_numba_raises(private_cache):
+    a, out = np.array([-1.0, 2.0]), np.empty(2)
+    _entry("scale", [out, a, 2])
+    native = _fresh_process_entry("scale", [out, a, 2])
+    assert native.disk_hits == 1 and load.is_native(native.entry)
+    with pytest.raises(ValueError, match="must not be negative"):
+        native.entry(out, a, 2)
+    with pytest.raises(TypeError):          # a wrong argument count: numba's own message
+        native.entry(out, a)
+
+
+def test_boolean_and_integer_results_are_boxed(private_cache):
+    a = np.array([3, -1, 4], np.int64)
+    _entry("positive", [a, 0])
+    _entry("total", [a])
+    positive = _fresh_process_entry("positive", [a, 0]).entry
+    total = _entry("total", [a]).entry
+    assert load.is_native(positive) and load.is_native(total)
+    assert positive(a, 0) is True and positive(a, 1) is False
+    assert total(a) == 6 and type(total(a)) is int
+
+
+def test_code_that_needs_numba_s_runtime_is_not_stored(private_cache):
+    a = np.ones(2)
+    _entry("allocates", [a])
+    assert not list(private_cache.glob("*/native/*"))
+    reloaded = _fresh_process_entry("allocates", [a])   # from numba's own cache
+    assert reloaded.compiled == 0 and not load.is_native(reloaded.entry)
+    assert reloaded.entry(a) == 1.0
+
+
+@pytest.mark.parametrize("damage", ["flipped byte", "truncated", "foreign"])
+def test_a_damaged_native_entry_is_recompiled_and_stored_again(private_cache, damage):
+    a, out = np.arange(3.0), np.empty(3)
+    _entry("scale", [out, a, 2])
+    stored, = private_cache.glob("*/native/*")
+    intact = stored.read_bytes()
+    data = {"flipped byte": intact[:len(intact) // 2] + bytes([intact[len(intact) // 2] ^ 255])
+            + intact[len(intact) // 2 + 1:],
+            "truncated": intact[:len(intact) // 3], "foreign": b"not a record"}[damage]
+    stored.write_bytes(data)
+    with pytest.raises(load.DamagedEntry):
+        load.load(stored, print)
+    with pytest.warns(disk.CacheWarning, match="recompiling"):
+        repaired = _fresh_process_entry("scale", [out, a, 2])
+    assert (repaired.compiled, repaired.disk_hits) == (1, 0)
+    repaired.entry(out, a, 2)
+    np.testing.assert_array_equal(out, a * 2)
+    native = _fresh_process_entry("scale", [out, a, 2])
+    assert native.disk_hits == 1 and load.is_native(native.entry)
+
+
+def test_eviction_and_repair_remove_an_entry_s_native_files(private_cache):
+    a, out = np.arange(3.0), np.empty(3)
+    _entry("scale", [out, a, 2])
+    loaded = compiler.load_module(SOURCE, {"test": "native"})
+    stored, = private_cache.glob("*/native/*")
+    entries = disk._all_entries(private_cache)
+    assert any(stored in files for _, _, files in entries)
+    loaded.cache.remove_compiled(loaded.entry)
+    assert not stored.exists()
+
+
+def test_the_abi_describes_only_what_the_wrapper_reads():
+    assert abi.describe([np.zeros((2, 3))[:, :2]]) is None          # not C-contiguous
+    assert abi.describe([np.zeros(2, object)]) is None
+    assert abi.describe([1.5]) is None and abi.describe([True]) is None
+    assert abi.describe([np.zeros(()), np.int64(2)]) == (abi.ArrayArg(8, 0), abi.IntArg())
+    readonly = np.zeros(3)
+    readonly.flags.writeable = False
+    assert abi.signature_key([readonly]) != abi.signature_key([np.zeros(3)])
+
+
+def test_the_object_reader_lists_what_the_wrapper_defines_and_needs():
+    ir = abi.render_wrapper("some_kernel", [abi.ArrayArg(8, 1), abi.IntArg()], "bool", True)
+    symbols = read_symbols(store.compile_wrapper(ir))
+    assert abi.WRAPPER_NAME in symbols.defined and abi.FALLBACK_GLOBAL in symbols.defined
+    assert {"some_kernel", "PyEval_SaveThread", "PyObject_Vectorcall"} <= symbols.undefined
+    assert read_symbols(b"\xcf\xfa\xed\xfe" + bytes(60)) is None   # Mach-O: not read
+
+
+WARM_CHILD = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import arrjit, arrjit.numpy as anp
+    x = np.linspace(-2, 2, 1001).reshape(7, 143)
+    f = arrjit.jit(lambda x: (anp.tanh(x) * 2 + anp.exp(-x * x)).sum(axis=1))
+    out = f(x)
+    print(json.dumps({"out": out.tolist(), "numba": "numba" in sys.modules,
+                      "disk_hits": f.cache_info().disk_hits}))
+""")
+
+
+def test_a_disk_warm_process_runs_without_importing_numba(tmp_path):
+    env = dict(os.environ, ARRJIT_CACHE_DIR=str(tmp_path))
+    runs = [json.loads(subprocess.run([sys.executable, "-c", WARM_CHILD], env=env, check=True,
+                                      capture_output=True, text=True).stdout)
+            for _ in range(2)]
+    assert runs[0]["numba"] and runs[0]["disk_hits"] == 0
+    assert not runs[1]["numba"] and runs[1]["disk_hits"] >= 1
+    assert runs[1]["out"] == runs[0]["out"]
