@@ -103,8 +103,9 @@ def test_column_order_reductions_over_several_blocks_of_columns_are_numpy_s(
         request.getfixturevalue("two_threads_from_1000_elements")
     x = np.random.default_rng(3).standard_normal((37, 2 * BLOCK + 77))
     f = arrjit.jit(lambda x: (anp.sum(x * 2.0, axis=0), anp.max(x, axis=0),
-                              anp.mean(x > 0, axis=0)))
-    for got, want in zip(f(x), ((x * 2.0).sum(axis=0), x.max(axis=0), (x > 0).mean(axis=0))):
+                              anp.mean(x > 0, axis=0), anp.any(x > 2, axis=0)))
+    for got, want in zip(f(x), ((x * 2.0).sum(axis=0), x.max(axis=0), (x > 0).mean(axis=0),
+                                (x > 2).any(axis=0))):
         np.testing.assert_array_equal(got, want)
 
 

@@ -54,15 +54,15 @@ def render(body: list[str], before: list[str], per_column: list[str], per_elemen
     body.append("    for i0 in range(b0, b1):")
     for r in reductions:
         body.extend("        " + line for line in reduction_lines(r)[0])
-        body.append(f"        {r.name}_c[i0 - b0] = {r.name}")
+        body.append(f"        _M.store({r.name}_c, i0 - b0, {r.name})")
     body.append("    for i1 in range(p1):")
     body.append("        for i0 in range(b0, b1):")
-    inner = list(per_column) + [f"{r.name} = {r.name}_c[i0 - b0]" for r in reductions]
+    inner = list(per_column) + [f"{r.name} = _M.load({r.name}_c, i0 - b0)" for r in reductions]
     inner += per_element
     for r in reductions:
         inner.extend(reduction_lines(r)[1])
-        inner.append(f"{r.name}_c[i0 - b0] = {r.name}")
+        inner.append(f"_M.store({r.name}_c, i0 - b0, {r.name})")
     body.extend("            " + line for line in inner)
     body.append("    for i0 in range(b0, b1):")
-    last = list(per_column) + [f"{r.name} = {r.name}_c[i0 - b0]" for r in reductions]
+    last = list(per_column) + [f"{r.name} = _M.load({r.name}_c, i0 - b0)" for r in reductions]
     body.extend("        " + line for line in last + after)

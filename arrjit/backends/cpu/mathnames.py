@@ -12,4 +12,4 @@ COMPLEX_HELPERS = ("mul", "square", "absolute", "div", "sign", "tanh", "tan", "r
                    "arccos", "arcsin", "arctan")
 
 # elements of a ``mathlib.block`` stack buffer (a column-order kernel's accumulators)
-BLOCK = 256
+BLOCK = 1024
