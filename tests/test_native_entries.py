@@ -132,6 +132,20 @@ def test_a_damaged_native_entry_is_recompiled_and_stored_again(private_cache, da
     assert native.disk_hits == 1 and load.is_native(native.entry)
 
 
+def test_a_failure_to_store_warns_and_the_compiled_entry_still_runs(private_cache,
+                                                                   monkeypatch):
+    def broken(*args):
+        raise RuntimeError("no space for wrappers")
+
+    monkeypatch.setattr(store, "store", broken)
+    a, out = np.arange(3.0), np.empty(3)
+    with pytest.warns(disk.CacheWarning, match="no space for wrappers"):
+        compiled = _entry("scale", [out, a, 2])
+    compiled.entry(out, a, 2)
+    np.testing.assert_array_equal(out, a * 2)
+    assert not list(private_cache.glob("*/native/*"))
+
+
 def test_eviction_and_repair_remove_an_entry_s_native_files(private_cache):
     a, out = np.arange(3.0), np.empty(3)
     _entry("scale", [out, a, 2])

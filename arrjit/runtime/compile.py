@@ -212,9 +212,10 @@ def _store_native(path, loaded: LoadedModule, function: str, overload: Any,
     dispatcher = getattr(loaded.module, function)
     try:
         store.store(path, overload, args, bool(dispatcher.targetoptions.get("nogil")))
-    except OSError as err:
+    except Exception as err:   # an optional copy: the compiled entry is returned regardless
         disk.warn_once("native:" + str(path.parent),
-                       f"arrjit: cannot write native entries under {path.parent} ({err})")
+                       f"arrjit: cannot store a native entry under {path.parent} "
+                       f"({type(err).__name__}: {err}); this entry loads through numba")
 
 
 def compile_signature(loaded: LoadedModule, function: str, sig: tuple,
