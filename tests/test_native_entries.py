@@ -182,16 +182,25 @@ WARM_CHILD = textwrap.dedent("""
     x = np.linspace(-2, 2, 1001).reshape(7, 143)
     f = arrjit.jit(lambda x: (anp.tanh(x) * 2 + anp.exp(-x * x)).sum(axis=1))
     out = f(x)
-    print(json.dumps({"out": out.tolist(), "numba": "numba" in sys.modules,
-                      "disk_hits": f.cache_info().disk_hits}))
+    numba_imported = "numba" in sys.modules
+    # threaded: the helpers' park is native; workers calling kernels still load via numba
+    arrjit.config.update("parallel_threshold", 1000)
+    arrjit.config.update("num_threads", 2)
+    y = np.linspace(-1, 1, 150000).reshape(300, 500)
+    g = arrjit.jit(lambda y: (anp.exp(y).sum(), (y * 2).sum(axis=0), anp.tanh(y) + 1))
+    total, columns, mapped = g(y)
+    print(json.dumps({"out": out.tolist(), "numba": numba_imported,
+                      "disk_hits": f.cache_info().disk_hits + g.cache_info().disk_hits,
+                      "threaded": [float(total), columns.tolist(), float(mapped.sum())]}))
 """)
 
 
 def test_a_disk_warm_process_runs_without_importing_numba(tmp_path):
+    """Then threaded kernels, whose helpers park natively: the same results as compiled."""
     env = dict(os.environ, ARRJIT_CACHE_DIR=str(tmp_path))
     runs = [json.loads(subprocess.run([sys.executable, "-c", WARM_CHILD], env=env, check=True,
                                       capture_output=True, text=True).stdout)
             for _ in range(2)]
     assert runs[0]["numba"] and runs[0]["disk_hits"] == 0
     assert not runs[1]["numba"] and runs[1]["disk_hits"] >= 1
-    assert runs[1]["out"] == runs[0]["out"]
+    assert runs[1]["out"] == runs[0]["out"] and runs[1]["threaded"] == runs[0]["threaded"]

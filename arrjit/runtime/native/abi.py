@@ -128,6 +128,8 @@ def render_wrapper(symbol: str, kinds: Sequence[ArgKind], returns: str, nogil: b
         "entry:",
         "  %ret = alloca [2 x i64], align 8",
         "  %exc = alloca ptr, align 8",
+        "  store ptr null, ptr %exc",
+        "  store [2 x i64] zeroinitializer, ptr %ret",
         f"  %arity = icmp eq i64 %nargs, {len(kinds)}",
         "  br i1 %arity, label %call, label %fallback",
         "call:",
