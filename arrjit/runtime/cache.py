@@ -36,6 +36,8 @@ from typing import Any, Mapping, Sequence
 from ..config import config, parse_size  # noqa: F401  (re-exported for the CLI and tests)
 
 MODULE_PREFIX = "m_"
+# the directories holding an entry's compiled code, each file named ``<module name>.*``
+COMPILED_DIRS = ("__pycache__", "native")
 
 
 class CacheWarning(UserWarning):
@@ -193,7 +195,7 @@ class DiskCache:
     def remove_compiled(self, entry: EntryPaths) -> None:
         """Delete numba's files and the native entries for this entry (they are rebuilt on
         the next compile)."""
-        for directory in (self.env_dir / "__pycache__", self.env_dir / "native"):
+        for directory in (self.env_dir / sub for sub in COMPILED_DIRS):
             if directory.is_dir():
                 for f in directory.glob(entry.module_name + ".*"):
                     f.unlink(missing_ok=True)
@@ -240,7 +242,7 @@ def open_cache(backend_fields: Mapping[str, Any]) -> DiskCache | None:
             _make_private_dir(env_dir)
             reason = untrusted_reason(env_dir)
             if reason is None:
-                for sub in ("locks", "used", "__pycache__", "native"):
+                for sub in ("locks", "used", *COMPILED_DIRS):
                     p = env_dir / sub
                     if p.exists() and untrusted_reason(p):
                         reason = untrusted_reason(p)
@@ -269,8 +271,7 @@ def forget_opened() -> None:
 def _entries(env_dir: Path) -> list[tuple[float, str, list[Path]]]:
     """(last use, name, files) for every module entry in an environment directory. Each
     directory is listed once (a listing per entry made a prune quadratic in the entries)."""
-    pycache = _files_by_stem(env_dir / "__pycache__")
-    native = _files_by_stem(env_dir / "native")
+    compiled = [_files_by_stem(env_dir / sub) for sub in COMPILED_DIRS]
     used = _files_by_stem(env_dir / "used")
     locks = _files_by_stem(env_dir / "locks")
     out = []
@@ -278,8 +279,8 @@ def _entries(env_dir: Path) -> list[tuple[float, str, list[Path]]]:
         name = module.stem
         digest = name[len(MODULE_PREFIX):]
         last_used = used.get(digest, [])
-        files = [module, *pycache.get(name, []), *native.get(name, []), *last_used,
-                 *locks.get(digest, [])]
+        files = [module, *(f for by_stem in compiled for f in by_stem.get(name, [])),
+                 *last_used, *locks.get(digest, [])]
         out.append(((last_used[0] if last_used else module).stat().st_mtime, name, files))
     return sorted(out)
 
@@ -385,8 +386,8 @@ def enforce_cap(cache: DiskCache, entry: EntryPaths) -> None:
         cache.counted_bytes = sum(_size(files) for _, _, files in _all_entries(cache.root))
     else:
         files = [entry.module, entry.used, entry.lock,
-                 *_files_by_stem(cache.env_dir / "__pycache__").get(entry.module_name, []),
-                 *_files_by_stem(cache.env_dir / "native").get(entry.module_name, [])]
+                 *(f for sub in COMPILED_DIRS
+                   for f in _files_by_stem(cache.env_dir / sub).get(entry.module_name, []))]
         cache.counted_bytes += _size(files)
     if cache.counted_bytes > cap:
         cache.counted_bytes = prune(cap, cache.root)[1]

@@ -54,7 +54,7 @@ class LoadedModule:
 
     def __init__(self, source: str, entry: "disk.EntryPaths | None",
                  cache: "disk.DiskCache | None"):
-        self.source = source
+        self.source = source    # as generated (``CACHE = False``): what runs from memory
         self.entry = entry      # None: memory-only
         self.cache = cache
         self._module: types.ModuleType | None = None
@@ -117,7 +117,7 @@ def load_module(source: str, key_fields: Mapping[str, Any]) -> LoadedModule:
             cached_source = source.replace("\nCACHE = False\n", "\nCACHE = True\n", 1)
             entry = cache.entry(cached_source)
             if cache.publish(entry, cached_source):
-                loaded = LoadedModule(cached_source, entry, cache)
+                loaded = LoadedModule(source, entry, cache)
         if loaded is None:
             loaded = LoadedModule(source, None, None)
         _modules[digest] = loaded

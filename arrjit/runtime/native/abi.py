@@ -27,10 +27,10 @@ from typing import Any, Sequence, Union
 import numpy as np
 
 # Offsets into NumPy's PyArrayObject (a public struct, the same in NumPy 1 and 2) after a
-# 16-byte PyObject header; ``load.layout_matches`` checks them against a live array first.
+# 16-byte PyObject header; ``load.usable`` checks them against a live array first.
 DATA_OFFSET, DIMS_OFFSET, STRIDES_OFFSET = 16, 32, 40
 
-RETURNS = {"none", "bool", "int64"}
+RETURNS = {"none", "bool", "int64"}   # numba return types the wrapper boxes
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from . import abi
 from .objects import read_symbols
 
 FORMAT = 1
-_RETURNS = {"none": "none", "bool": "bool", "int64": "int64"}
 _DEFINE = re.compile(r'^define [^@]*@"?([^"(]+)"?\(')
 _DECLARE = re.compile(r'^declare [^@]*@"?([^"(]+)"?\(|^@"?([^"\s]+)"? = external ')
 _REFERENCE = re.compile(r'@"?([\w.$]+)"?')
@@ -32,8 +31,8 @@ def store(path: Path, overload: Any, args: Sequence[Any], nogil: bool) -> bool:
     dispatcher was) to ``path``. Returns False, writing nothing, when the overload has no
     native form."""
     kinds = abi.describe(args)
-    returns = _RETURNS.get(str(overload.signature.return_type))
-    if kinds is None or returns is None or not _flattening_matches(overload, kinds):
+    returns = str(overload.signature.return_type)
+    if kinds is None or returns not in abi.RETURNS or not _flattening_matches(overload, kinds):
         return False
     symbol = overload.fndesc.mangled_name
     wrapper_only = _externals_only_wrappers_use(overload.library.get_llvm_str(), symbol)
@@ -42,8 +41,7 @@ def store(path: Path, overload: Any, args: Sequence[Any], nogil: bool) -> bool:
     kernel_object = _compiled_object(overload.library)
     wrapper_object = compile_wrapper(abi.render_wrapper(symbol, kinds, returns, nogil))
     objects = [kernel_object, wrapper_object]
-    symbols = [read_symbols(o) for o in objects]
-    if any(s is None for s in symbols):
+    if any(read_symbols(o) is None for o in objects):   # the loader reads ELF only
         return False
     record = {"format": FORMAT, "objects": objects, "digest": objects_digest(objects),
               "wrapper_only": sorted(wrapper_only), "name": overload.fndesc.qualname}
