@@ -9,7 +9,7 @@ from . import errors, lax  # noqa: F401
 from . import numpy  # noqa: F401  (installs the Tracer's array methods)
 from .api import CacheInfo, Jitted, Lowered, clear_caches, jit, make_graph
 from .batching import vmap
-from .autodiff import custom_vjp, float0, grad, jvp, stop_gradient, value_and_grad, vjp
+from .autodiff import stop_gradient
 from .config import config
 from .placement import block_until_ready, device_get, device_put, devices
 from .core.tree import register_pytree_node
@@ -23,3 +23,16 @@ __all__ = [
     "Jitted", "Lowered", "__version__", "grad", "value_and_grad", "vjp", "jvp",
     "stop_gradient", "custom_vjp", "float0",
 ]
+
+
+def __getattr__(name: str):
+    """The differentiation transformations, imported on first use (``arrjit.autodiff``)."""
+    from . import autodiff
+
+    if name in autodiff.TRANSFORMS:
+        return getattr(autodiff, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
