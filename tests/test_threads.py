@@ -37,6 +37,26 @@ def test_chunks_run_once_each_and_errors_reach_the_caller(two_threads_from_1000_
     assert_same(power(base, np.ones_like(exponent)), np.full(50_000, 3, dtype=np.int64))
 
 
+def test_a_chunk_error_the_serial_run_does_not_raise_leaves_the_serial_answer(
+        two_threads_from_1000_elements, monkeypatch):
+    """A split reduction whose chunks report an error re-runs serially to raise it; should
+    the serial run succeed, its result stands rather than the (incomplete) partials."""
+    from arrjit.backends.cpu import segments
+
+    def chunks_reporting_an_error(worker, args, extent, chunks):
+        for part in args:
+            if isinstance(part, np.ndarray) and part.shape == (chunks,):
+                part.fill(np.nan)   # what chunks that never ran would leave
+        return False
+
+    x = np.linspace(-1.0, 1.0, 30_000)
+    total = arrjit.jit(lambda x: (x * x).sum())
+    assert [c.split for seg in total.lower(x)._entry.executable.segments
+            for c in seg.calls] == [True]
+    monkeypatch.setattr(segments, "run_chunks", chunks_reporting_an_error)
+    np.testing.assert_allclose(total(x), (x * x).sum(), rtol=1e-12)
+
+
 def test_kernels_with_many_outputs_run_on_threads(two_threads_from_1000_elements):
     """32 outputs of one chunked kernel and 31 partial sums of one split reduction: a worker's
     call of 30 or more arguments (which numba rejected inside ``try``) compiles and runs."""

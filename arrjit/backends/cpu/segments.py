@@ -111,7 +111,10 @@ class NativeSegment:
         parts = _partials(call.kernel, chunks)
         params = call.rendered.params
         if not run_chunks(call.worker, [*parts, *reads, params], call.extent, chunks):
-            call.entry(*writes, *reads, params, 0, call.extent)   # raises the chunk's error
+            # raises the chunk's error; should it not, its serial result is the answer (the
+            # partials are incomplete)
+            call.entry(*writes, *reads, params, 0, call.extent)
+            return
         call.finish(*writes, *reads, *parts, params, chunks)
 
     def __call__(self, bufs: list) -> None:
