@@ -109,9 +109,9 @@ _abort: int | None = None
 
 
 def _resolve(record: dict) -> bool:
-    """Make every symbol the objects need resolvable: from this process, or (for what only
-    numba's unused CPython wrapper references) bound to ``abort``. False when a symbol the
-    code itself needs is missing."""
+    """Make every symbol the objects need resolvable: from this process, or (for what the
+    entry never calls: numba's unused CPython wrapper, ``store.NEVER_CALLED``) bound to
+    ``abort``. False when a symbol the code itself needs is missing."""
     import llvmlite.binding as ll
 
     global _abort
@@ -121,13 +121,13 @@ def _resolve(record: dict) -> bool:
     defined = set().union(*(s.defined for s in symbols if s is not None))
     needed = set().union(*(s.undefined for s in symbols if s is not None)) - defined
     process = ctypes.CDLL(None)
-    wrapper_only = set(record["wrapper_only"])
+    unreached = set(record["unreached"])
     for name in needed:
         if ll.address_of_symbol(name):
             continue
         if hasattr(process, name):
             ll.add_symbol(name, ctypes.cast(getattr(process, name), ctypes.c_void_p).value)
-        elif name in wrapper_only:
+        elif name in unreached:
             if _abort is None:
                 _abort = ctypes.cast(process.abort, ctypes.c_void_p).value
             ll.add_symbol(name, _abort)

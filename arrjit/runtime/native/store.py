@@ -3,8 +3,9 @@ wrapper of ``abi``, saved next to its disk-cache entry for processes that start 
 
 An overload is stored only when its code needs nothing of numba's at run time: every
 external symbol referenced outside numba's own CPython wrapper (which the native entry never
-calls) must be an LLVM intrinsic or a symbol this process exports (libm, libc, Python). A
-kernel that allocates through numba's runtime, for one, keeps loading through numba.
+calls) must be an LLVM intrinsic or a symbol this process exports (libm, libc, Python), or
+one of ``NEVER_CALLED``. A kernel that allocates through numba's runtime, for one, keeps
+loading through numba.
 """
 from __future__ import annotations
 
@@ -20,7 +21,14 @@ from typing import Any, Sequence
 from . import abi
 from .objects import read_symbols
 
-FORMAT = 1
+FORMAT = 2
+
+# numba's runtime functions that code called through the native wrapper references but never
+# reaches. ``NRT_MemInfo_call_dtor`` runs when a decref drops a meminfo's count to zero; the
+# wrapper passes every array with a NULL meminfo (a decref of NULL returns at once), and code
+# that could make a meminfo of its own references numba's allocator, so is not stored. (A
+# worker calling a kernel with its arrays references it through the decrefs of that call.)
+NEVER_CALLED = frozenset({"NRT_MemInfo_call_dtor"})
 _DEFINE = re.compile(r'^define [^@]*@"?([^"(]+)"?\(')
 _DECLARE = re.compile(r'^declare [^@]*@"?([^"(]+)"?\(|^@"?([^"\s]+)"? = external ')
 _REFERENCE = re.compile(r'@"?([\w.$]+)"?')
@@ -35,8 +43,8 @@ def store(path: Path, overload: Any, args: Sequence[Any], nogil: bool) -> bool:
     if kinds is None or returns not in abi.RETURNS or not _flattening_matches(overload, kinds):
         return False
     symbol = overload.fndesc.mangled_name
-    wrapper_only = _externals_only_wrappers_use(overload.library.get_llvm_str(), symbol)
-    if wrapper_only is None:
+    unreached = _externals_never_called(overload.library.get_llvm_str(), symbol)
+    if unreached is None:
         return False
     kernel_object = _compiled_object(overload.library)
     wrapper_object = compile_wrapper(abi.render_wrapper(symbol, kinds, returns, nogil))
@@ -44,7 +52,7 @@ def store(path: Path, overload: Any, args: Sequence[Any], nogil: bool) -> bool:
     if any(read_symbols(o) is None for o in objects):   # the loader reads ELF only
         return False
     record = {"format": FORMAT, "objects": objects, "digest": objects_digest(objects),
-              "wrapper_only": sorted(wrapper_only), "name": overload.fndesc.qualname}
+              "unreached": sorted(unreached), "name": overload.fndesc.qualname}
     _write_atomically(path, pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
     return True
 
@@ -76,11 +84,12 @@ def objects_digest(objects: Sequence[bytes]) -> str:
     return h.hexdigest()
 
 
-def _externals_only_wrappers_use(ir: str, symbol: str) -> set[str] | None:
-    """The external symbols that code reachable from ``symbol`` never references (only
-    numba's CPython wrapper and its helpers do; the loader may leave them unresolvable), or
-    None when reachable code needs a symbol this process does not export, or ``ir`` does not
-    define ``symbol`` (a library numba loaded from its own cache keeps no IR to check)."""
+def _externals_never_called(ir: str, symbol: str) -> set[str] | None:
+    """The external symbols that a call of ``symbol`` never calls: those only numba's CPython
+    wrapper and its helpers reference, and the ``NEVER_CALLED`` ones (the loader binds any it
+    cannot resolve to ``abort``). None when code reachable from ``symbol`` needs a symbol this
+    process does not export, or ``ir`` does not define ``symbol`` (a library numba loaded
+    from its own cache keeps no IR to check)."""
     declared: set[str] = set()
     refs_of: dict[str, set[str]] = {}   # defined function -> symbols it references
     current = None
@@ -105,7 +114,7 @@ def _externals_only_wrappers_use(ir: str, symbol: str) -> set[str] | None:
             if name in refs_of and name not in reachable:
                 reachable.add(name)
                 todo.append(name)
-    needed = set().union(*(refs_of[f] for f in reachable)) & declared
+    needed = (set().union(*(refs_of[f] for f in reachable)) & declared) - NEVER_CALLED
     process = ctypes.CDLL(None)
     if any(not name.startswith("llvm.") and not hasattr(process, name) for name in needed):
         return None
