@@ -70,6 +70,10 @@ OPTIONS: dict[str, Option] = {
         Option("cache_dir", "", str,
                "disk cache location (default: the platform user cache directory)"),
         Option("disable_disk_cache", False, _parse_bool, "keep compiled code in memory only"),
+        Option("native_entries", True, _parse_bool,
+               "call CPU entries through arrjit's own CPython wrapper: numba compiles them "
+               "without its wrapper, and later processes load them without numba (off: "
+               "numba's entry points and numba's cache)"),
         Option("verify_ir", False, _parse_bool,
                "check every graph's SSA form, order and avals as it enters the passes "
                "(a debugging aid; the tests turn it on)"),

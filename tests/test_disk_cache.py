@@ -107,7 +107,7 @@ def test_concurrent_processes_compile_once(tmp_path):
     assert sum(r["disk_hits"] for r in results) == 3
     d = env_dir(tmp_path)
     assert len(list(d.glob("m_*.py"))) == 1
-    assert len(list((d / "__pycache__").glob("*.nbc"))) == 1
+    assert len(list((d / "native").glob("*"))) == 1
     assert run_child(tmp_path)["compiles"] == 0
 
 
@@ -133,9 +133,11 @@ def _corrupt_numba(suffix, mode):
     def corrupt(d: Path):
         (f,) = (d / "__pycache__").glob("*" + suffix)
         _damage(f, mode)
-        for native in (d / "native").iterdir():   # so that numba's files are what loads
-            native.unlink()
     return corrupt
+
+
+# numba's cache files exist where numba's own entry points are used
+NUMBA_ENTRIES = {"ARRJIT_NATIVE_ENTRIES": "0"}
 
 
 def _corrupt_native(mode):
@@ -169,14 +171,28 @@ CORRUPTIONS = {
 
 @pytest.mark.parametrize("mode", sorted(CORRUPTIONS))
 def test_corrupt_entry_is_a_miss_with_one_warning_then_repaired(tmp_path, mode):
-    assert run_child(tmp_path)["compiles"] == 1
+    env = NUMBA_ENTRIES if mode.startswith(("index", "code")) else None
+    assert run_child(tmp_path, env)["compiles"] == 1
     CORRUPTIONS[mode](env_dir(tmp_path))
-    damaged = run_child(tmp_path)
+    damaged = run_child(tmp_path, env)
     assert damaged["ok"], damaged
     assert damaged["compiles"] == 1 and len(damaged["warnings"]) == 1, damaged
     assert "recompiling" in damaged["warnings"][0]
-    repaired = run_child(tmp_path)
+    repaired = run_child(tmp_path, env)
     assert repaired == {"ok": True, "compiles": 0, "disk_hits": 1, "warnings": []}
+
+
+def test_entries_are_stored_natively_or_by_numba_not_both(tmp_path):
+    """An entry compiled without numba's wrapper is stored natively only (numba's cache would
+    hold a second copy); with native entries off, numba's cache holds it."""
+    for root, env, native, numba_code in ((tmp_path / "a", None, 1, 0),
+                                          (tmp_path / "b", NUMBA_ENTRIES, 0, 1)):
+        assert run_child(root, env)["compiles"] == 1
+        d = env_dir(root)
+        assert len(list((d / "native").glob("*"))) == native
+        assert len(list((d / "__pycache__").glob("*.nbc"))) == numba_code
+        assert run_child(root, env) == {"ok": True, "compiles": 0, "disk_hits": 1,
+                                        "warnings": []}
 
 
 def test_world_writable_directory_is_refused(tmp_path):
@@ -252,7 +268,7 @@ def test_cli_info_prune_clear(tmp_path):
                               capture_output=True, text=True, check=True).stdout
 
     out = cli("info")
-    assert str(tmp_path) in out and "entries:  4" in out and "numba_code 4" in out
+    assert str(tmp_path) in out and "entries:  4" in out and "native 4" in out
     assert "evicted" in cli("prune", "--max-size", "1k")
     assert "entries:  0" in cli("info")
     run_child(tmp_path, code=MANY)

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -41,6 +42,10 @@ SOURCE = textwrap.dedent('''
     @njit(nogil=True, no_cfunc_wrapper=True, cache=CACHE)
     def allocates(a):
         return np.zeros(3)[0] + a[0]
+
+    @njit(nogil=True, no_cfunc_wrapper=True, cache=CACHE)
+    def allocates_and_stores(out, a):
+        out[0] = np.zeros(3)[0] + a[0]
 ''')
 
 
@@ -72,7 +77,7 @@ def test_an_entry_compiled_with_the_disk_cache_is_reloaded_natively(private_cach
     native = _fresh_process_entry("scale", [out, a, 3])
     assert (native.compiled, native.disk_hits) == (0, 1)
     assert load.is_native(native.entry) and native.entry.__name__ == "scale"
-    assert not load.is_native(compiled.entry)
+    assert load.is_native(compiled.entry)    # numba compiled it without its own wrapper
     assert native.entry(out, a, 3) is None
     np.testing.assert_array_equal(out, a * 3)
     shorter = np.empty(2)             # shapes are read from the arrays on every call
@@ -111,6 +116,25 @@ def test_code_that_needs_numba_s_runtime_is_not_stored(private_cache):
     assert reloaded.entry(a) == 1.0
 
 
+def test_an_entry_arrjit_wraps_but_cannot_store_is_kept_in_numba_s_cache(private_cache):
+    """Compiled without numba's wrapper and called through arrjit's; its code needs numba's
+    runtime, so numba's cache keeps it for the next process (one compile, no lock wait)."""
+    a, out = np.full(2, 3.0), np.empty(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compiled = _entry("allocates_and_stores", [out, a])
+    assert compiled.compiled == 1 and load.is_native(compiled.entry)
+    assert compiled.entry(out, a) is None and out[0] == 3.0
+    marked, = private_cache.glob("*/native/*")
+    assert load.load(marked, lambda *args: None) is None   # a mark, not code
+    reloaded = _fresh_process_entry("allocates_and_stores", [out, a])
+    assert (reloaded.compiled, reloaded.disk_hits) == (0, 1)
+    assert not load.is_native(reloaded.entry)
+    out[0] = 0.0
+    reloaded.entry(out, a)
+    assert out[0] == 3.0
+
+
 @pytest.mark.parametrize("damage", ["flipped byte", "truncated", "foreign"])
 def test_a_damaged_native_entry_is_recompiled_and_stored_again(private_cache, damage):
     a, out = np.arange(3.0), np.empty(3)
@@ -143,7 +167,9 @@ def test_a_failure_to_store_warns_and_the_compiled_entry_still_runs(private_cach
         compiled = _entry("scale", [out, a, 2])
     compiled.entry(out, a, 2)
     np.testing.assert_array_equal(out, a * 2)
-    assert not list(private_cache.glob("*/native/*"))
+    marked, = private_cache.glob("*/native/*")         # numba's cache keeps it instead
+    assert load.load(marked, lambda *args: None) is None
+    assert _fresh_process_entry("scale", [out, a, 2]).disk_hits == 1
 
 
 def test_eviction_and_repair_remove_an_entry_s_native_files(private_cache):

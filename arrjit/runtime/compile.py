@@ -7,10 +7,13 @@ numba's ``cache=True`` keeps the machine code next to it for the next process. T
 compile of an entry holds a per-entry file lock, so processes started together compile once
 and the others load. A corrupt entry is a miss: one warning, then a recompile that repairs it.
 
-Each CPU entry point compiled with the disk cache on is also stored natively (``native``):
-its machine code and a CPython wrapper that llvmlite links in a later process, which then
-imports neither numba nor the generated module. A process whose every entry loads natively
-starts its first call ~250 ms sooner (numba's import and CPU target start-up).
+CPU entry points are called through arrjit's own CPython wrapper (``native``), so numba
+compiles them without its wrapper (``LoadedModule.twin``: 25-40 % of a small kernel's
+compile). With the disk cache on, each is stored natively: its machine code and the wrapper,
+which llvmlite links in a later process that then imports neither numba nor the generated
+module. A process whose every entry loads natively starts its first call ~250 ms sooner
+(numba's import and CPU target start-up). Entries the wrapper cannot call (a tuple result)
+and code that needs numba's runtime stay with numba's entry points and numba's cache.
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
+from ..config import config
 from . import cache as disk
 
 _modules: dict[str, "LoadedModule"] = {}
@@ -58,6 +62,9 @@ class LoadedModule:
         self.entry = entry      # None: memory-only
         self.cache = cache
         self._module: types.ModuleType | None = None
+        self._dispatchers: dict[str, Any] = {}   # numba's, once the module holds twins
+        self._twins: dict[str, Any] = {}
+        self.entries: dict[tuple[str, str], Callable] = {}   # (function, ABI key) -> entry
 
     @property
     def module(self) -> types.ModuleType:
@@ -68,6 +75,33 @@ class LoadedModule:
     @module.setter
     def module(self, module: types.ModuleType) -> None:
         self._module = module
+        self._dispatchers, self._twins = {}, {}
+
+    def dispatcher(self, function: str) -> Any:
+        """numba's dispatcher of ``function``, with numba's CPython wrapper."""
+        return self._dispatchers.get(function) or getattr(self.module, function)
+
+    def twin(self, function: str) -> Any:
+        """The dispatcher of ``function`` compiled without numba's CPython wrapper, for
+        entries that arrjit's wrapper (``native.abi``) calls. On first use every jitted
+        function of the module gets its twin, under its name in the module, so that the
+        functions a twin calls compile without wrappers too (a kernel a threaded worker calls
+        is compiled once). Twins do not use numba's cache: it keys overloads by signature
+        alone, so a twin's and a dispatcher's code would overwrite each other's."""
+        if not self._twins:
+            from numba import njit
+            from numba.core.registry import CPUDispatcher
+
+            namespace = vars(self.module)
+            self._dispatchers = {name: d for name, d in namespace.items()
+                                 if isinstance(d, CPUDispatcher)}
+            for name, d in self._dispatchers.items():
+                options: dict[str, Any] = {k: v for k, v in d.targetoptions.items()
+                                           if k != "nopython"}
+                options["no_cpython_wrapper"] = True
+                self._twins[name] = njit(**options)(d.py_func)
+            namespace.update(self._twins)
+        return self._twins[function]
 
     def _import(self) -> types.ModuleType:
         if self.entry is not None:
@@ -137,30 +171,129 @@ class Compiled:
     disk_hits: int  # overloads loaded from the disk cache
 
 
-def entry_point(loaded: LoadedModule, function: str, args: Sequence[Any]) -> Compiled:
+def entry_point(loaded: LoadedModule, function: str, args: Sequence[Any],
+                boxed_result: bool = True) -> Compiled:
     """The compiled entry point of ``loaded.module.<function>`` for ``args``' exact types.
-    Calling it skips numba's type dispatch on the hot path.
+    Calling it skips numba's type dispatch on the hot path. ``boxed_result``: the function
+    returns None, a bool or an int (what arrjit's own wrapper boxes).
 
     With the disk cache on, an entry stored natively (``native``) is loaded without numba;
-    one compiled now is stored natively for the processes that come later."""
-    path = _native_path(loaded, function, args)
-    if path is not None and path.exists():
+    one compiled now is stored natively for the processes that come later. Where arrjit's
+    wrapper can call it, numba compiles it without its CPython wrapper (a quarter to two
+    fifths of a small kernel's compile)."""
+    key = _abi_key(args) if boxed_result else None
+    if key is not None and (function, key) in loaded.entries:
+        return Compiled(loaded.entries[function, key], 0, 0)
+    path = _native_path(loaded, function, key)
+    if key is not None and path is not None and path.exists():
         native = _load_native(path, loaded, function, args)
         if native is not None:
+            loaded.entries[function, key] = native
             return Compiled(native, 0, 1)
+        if path.exists():   # kept by numba's cache (``store.keep_in_numba_cache``)
+            key = None
+    if key is not None:
+        result = _compile_wrapper_free(loaded, function, args, path)
+        if result is not None:
+            loaded.entries[function, key] = result.entry
+            return result
     store = None if path is None else (
         lambda overload: _store_native(path, loaded, function, overload, args))
     result = compile_signature(loaded, function, numba_signature(args), store)
     return Compiled(result.entry.entry_point, result.compiled, result.disk_hits)
 
 
-def _native_path(loaded: LoadedModule, function: str, args: Sequence[Any]):
-    if loaded.entry is None or loaded.cache is None or not sys.platform.startswith("linux"):
-        return None   # native entries are ELF objects linked in this process
-    from .native import abi
+def _abi_key(args: Sequence[Any]) -> str | None:
+    """The native ABI's name for ``args``, where this process runs arrjit's wrappers."""
+    if not sys.platform.startswith("linux") or not config.native_entries:
+        return None   # the wrappers are linked from ELF objects in this process
+    from .native import abi, load
 
     key = abi.signature_key(args)
-    if key is None:
+    return key if key is not None and load.usable() else None
+
+
+def _compile_wrapper_free(loaded: LoadedModule, function: str, args: Sequence[Any],
+                          path) -> Compiled | None:
+    """Compile ``function``'s twin (no numba CPython wrapper) for ``args`` and bind arrjit's
+    wrapper to it; with ``path``, under the entry's lock, storing it natively there. None
+    when arrjit's wrapper cannot call it (a return value it does not box)."""
+    from .native import abi, load, store
+
+    with _lock, _collector_paused(), _entry_lock(loaded):
+        if path is not None and path.exists():    # another process stored it meanwhile
+            native = _load_native(path, loaded, function, args)
+            if native is not None:
+                return Compiled(native, 0, 1)
+            if path.exists():
+                return None
+        prepare_numba()
+        twin, sig = loaded.twin(function), numba_signature(args)
+        compiled = sig not in twin.overloads
+        if compiled:
+            twin.compile(sig)
+        overload = twin.overloads[sig]
+        kinds = abi.describe(args)
+        returns = str(overload.signature.return_type)
+        if kinds is None or returns not in abi.RETURNS \
+                or not store.flattening_matches(overload, kinds):
+            return None
+        nogil = bool(twin.targetoptions.get("nogil"))
+        address = overload.library.get_pointer_to_function(overload.fndesc.mangled_name)
+        entry = load.bind(address, kinds, returns, nogil,
+                          _numba_fallback(loaded, function, args), overload.fndesc.qualname,
+                          overload)
+        if entry is None:
+            return None
+        if path is not None and compiled:
+            assert loaded.cache is not None and loaded.entry is not None   # a disk entry
+            if not _store_native(path, loaded, function, overload, args):
+                # numba's cache keeps what a native entry cannot; the mark sends later
+                # processes there
+                compile_signature(loaded, function, sig)
+                with contextlib.suppress(OSError):   # without it, the next one compiles
+                    store.keep_in_numba_cache(path)
+            loaded.cache.touch(loaded.entry)
+            disk.enforce_cap(loaded.cache, loaded.entry)
+    return Compiled(entry, int(compiled), 0)
+
+
+_file_locks: dict[str, Any] = {}
+
+
+@contextlib.contextmanager
+def _entry_lock(loaded: LoadedModule):
+    """The disk entry's file lock (processes started together compile it once); nothing for
+    a module in memory. A lock that cannot be had warns once and the compile goes on."""
+    entry, cache = loaded.entry, loaded.cache
+    if entry is None or cache is None:
+        yield
+        return
+    from filelock import FileLock, Timeout
+
+    try:
+        lock = _file_locks.get(str(entry.lock))
+        if lock is None:   # one object per file: it is reentrant, a second one would wait
+            lock = _file_locks[str(entry.lock)] = FileLock(str(entry.lock), timeout=600)
+        lock.acquire()
+    except Timeout:
+        disk.warn_once("lock:" + entry.digest, f"arrjit: waited 600 s for {entry.lock}; "
+                                               f"compiling without it")
+        yield
+        return
+    except OSError as err:  # the lock file cannot be created: compile anyway
+        disk.warn_once("lock:" + str(cache.env_dir), f"arrjit: cannot lock in {cache.env_dir} "
+                                                     f"({err}); compiling without a lock")
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _native_path(loaded: LoadedModule, function: str, key: str | None):
+    if loaded.entry is None or loaded.cache is None or key is None:
         return None
     return loaded.cache.native_entry(loaded.entry, function, key)
 
@@ -206,25 +339,27 @@ def _standin(arg: Any) -> Any:
 
 
 def _store_native(path, loaded: LoadedModule, function: str, overload: Any,
-                  args: Sequence[Any]) -> None:
+                  args: Sequence[Any]) -> bool:
+    """Store ``overload`` natively at ``path``; False when it was not stored."""
     from .native import store
 
-    dispatcher = getattr(loaded.module, function)
+    dispatcher = loaded.dispatcher(function)
     try:
-        store.store(path, overload, args, bool(dispatcher.targetoptions.get("nogil")))
+        return store.store(path, overload, args, bool(dispatcher.targetoptions.get("nogil")))
     except Exception as err:   # an optional copy: the compiled entry is returned regardless
         disk.warn_once("native:" + str(path.parent),
                        f"arrjit: cannot store a native entry under {path.parent} "
                        f"({type(err).__name__}: {err}); this entry loads through numba")
+        return False
 
 
 def compile_signature(loaded: LoadedModule, function: str, sig: tuple,
-                      on_compiled: Callable[[Any], None] | None = None) -> Compiled:
+                      on_compiled: Callable[[Any], object] | None = None) -> Compiled:
     """Compile (or load from the disk cache) ``loaded.module.<function>`` for the numba
     argument types ``sig``; ``entry`` is the dispatcher's overload for them (a CPU
     compile result, or a CUDA kernel). ``on_compiled(overload)`` runs after a compile with
     the disk cache on, before the cache's size is checked (it may add files to the entry)."""
-    dispatcher = getattr(loaded.module, function)
+    dispatcher = loaded.dispatcher(function)
     with _lock, _collector_paused():
         prepare_numba()
         if sig in dispatcher.overloads:
@@ -288,23 +423,11 @@ def prepare_numba() -> None:
 
 
 def _compile_with_disk(loaded: LoadedModule, dispatcher, sig,
-                       on_compiled: Callable[[Any], None] | None) -> Compiled:
-    from filelock import FileLock, Timeout
-
+                       on_compiled: Callable[[Any], object] | None) -> Compiled:
     entry, cache = loaded.entry, loaded.cache
     assert entry is not None and cache is not None  # only called with the disk cache on
     hits_before = sum(dispatcher._cache_hits.values())
-    try:
-        lock = FileLock(str(entry.lock), timeout=600)
-        with lock:
-            dispatcher = _compile_repairing(loaded, dispatcher, sig)
-    except Timeout:
-        disk.warn_once("lock:" + entry.digest, f"arrjit: waited 600 s for {entry.lock}; "
-                                               f"compiling without it")
-        dispatcher = _compile_repairing(loaded, dispatcher, sig)
-    except OSError as err:  # the lock file cannot be created: compile anyway
-        disk.warn_once("lock:" + str(cache.env_dir), f"arrjit: cannot lock in {cache.env_dir} "
-                                                     f"({err}); compiling without a lock")
+    with _entry_lock(loaded):
         dispatcher = _compile_repairing(loaded, dispatcher, sig)
     hits = max(0, sum(dispatcher._cache_hits.values()) - hits_before)
     cache.touch(entry)

@@ -42,7 +42,8 @@ class LoopSegment:
             self.body.compile(stats)
             return
         loaded = compiler.load_module(self.native.source, cache_key_fields())
-        self._driver = compile_entry(loaded, "driver", self.native.example_values(), stats)
+        self._driver = compile_entry(loaded, "driver", self.native.example_values(), stats,
+                                     boxed_result=False)   # returns the carry
 
     def compute(self, *operands: np.ndarray) -> tuple:
         if self.native is not None:

@@ -53,10 +53,11 @@ class KernelCall:
 
 
 def compile_entry(loaded: compiler.LoadedModule, name: str, args: Sequence[Any],
-                  stats: CompileStats) -> Callable:
-    """The entry point of ``name`` for ``args``' types, counted in ``stats``."""
+                  stats: CompileStats, boxed_result: bool = True) -> Callable:
+    """The entry point of ``name`` for ``args``' types, counted in ``stats``
+    (``boxed_result`` as ``compiler.entry_point``'s)."""
     t0 = time.perf_counter()
-    result = compiler.entry_point(loaded, name, args)
+    result = compiler.entry_point(loaded, name, args, boxed_result)
     stats.add(result, time.perf_counter() - t0)
     return result.entry
 

@@ -88,8 +88,14 @@ WRAPPER_NAME = "arrjit_entry"
 FALLBACK_GLOBAL = "arrjit_fallback"
 
 
-def render_wrapper(symbol: str, kinds: Sequence[ArgKind], returns: str, nogil: bool) -> str:
-    """LLVM IR of the CPython wrapper ``arrjit_entry`` around numba's native ``symbol``."""
+TARGET_GLOBAL = "arrjit_target"
+
+
+def render_wrapper(symbol: str | None, kinds: Sequence[ArgKind], returns: str,
+                   nogil: bool) -> str:
+    """LLVM IR of the CPython wrapper ``arrjit_entry`` around numba's native ``symbol``, or,
+    for ``symbol=None``, around the function whose address is stored in ``arrjit_target``
+    (a function numba has compiled in this process)."""
     body: list[str] = []
     flat: list[str] = []
     for i, kind in enumerate(kinds):
@@ -104,13 +110,19 @@ def render_wrapper(symbol: str, kinds: Sequence[ArgKind], returns: str, nogil: b
                  f"ptr %data{i}"]
         flat += [f"i64 %shape{i}.{k}" for k in range(kind.ndim)]
         flat += [f"i64 %stride{i}.{k}" for k in range(kind.ndim)]
-    call = f"  %status = call i32 @\"{symbol}\"(ptr %ret, ptr %exc, {', '.join(flat)})"
+    callee = f'@"{symbol}"' if symbol is not None else "%target"
+    call = f"  %status = call i32 {callee}(ptr %ret, ptr %exc, {', '.join(flat)})"
     body += ["  %ts = call ptr @PyEval_SaveThread()", call,
              "  call void @PyEval_RestoreThread(ptr %ts)"] if nogil else [call]
     body += ["  %ok = icmp eq i32 %status, 0",
              "  br i1 %ok, label %done, label %fallback", "done:"]
     body += _box_result(returns)
     flat_types = ", ".join(flat_kinds(kinds))
+    if symbol is not None:
+        target = [f"declare i32 @\"{symbol}\"(ptr, ptr, {flat_types})"]
+    else:
+        target = [f"@{TARGET_GLOBAL} = global ptr null"]
+        body.insert(0, f"  %target = load ptr, ptr @{TARGET_GLOBAL}")
     return "\n".join([
         "declare ptr @PyEval_SaveThread()",
         "declare void @PyEval_RestoreThread(ptr)",
@@ -122,7 +134,7 @@ def render_wrapper(symbol: str, kinds: Sequence[ArgKind], returns: str, nogil: b
         "@_Py_TrueStruct = external global i8",
         "@_Py_FalseStruct = external global i8",
         f"@{FALLBACK_GLOBAL} = global ptr null",
-        f"declare i32 @\"{symbol}\"(ptr, ptr, {flat_types})",
+        *target,
         "",
         f"define ptr @{WRAPPER_NAME}(ptr %self, ptr %args, i64 %nargs) {{",
         "entry:",

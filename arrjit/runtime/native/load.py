@@ -1,5 +1,6 @@
 """Loading a native entry without numba: its objects linked by llvmlite's MCJIT, its wrapper
-made a CPython function through ``PyCFunction_NewEx``.
+made a CPython function through ``PyCFunction_NewEx``; and binding that wrapper to a function
+numba compiled in this process without its own (``bind``).
 
 Importing numba and starting its CPU target costs ~250 ms of a process's first call; loading
 a stored entry costs llvmlite's import (~17 ms, once) and ~1-3 ms per entry. The callable
@@ -11,13 +12,13 @@ from __future__ import annotations
 import ctypes
 import pickle
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from . import abi
 from .objects import read_symbols
-from .store import FORMAT, objects_digest, target_machine
+from .store import FORMAT, compile_wrapper, objects_digest, target_machine
 
 _METH_FASTCALL = 0x0080
 
@@ -67,7 +68,8 @@ def _reads(address: int | None, count: int) -> list[int]:
 
 def load(path: Path, fallback: Callable) -> Callable | None:
     """The entry stored at ``path`` as a CPython function, or None when this process cannot
-    load it (another object format or ndarray layout, a symbol it cannot resolve). Raises
+    load it (another object format or ndarray layout, a symbol it cannot resolve) or the
+    entry is kept by numba's cache (``store.keep_in_numba_cache``). Raises
     ``DamagedEntry`` when the file does not hold an intact entry of this format."""
     if not usable():
         return None
@@ -79,28 +81,66 @@ def load(path: Path, fallback: Callable) -> Callable | None:
         raise DamagedEntry(f"{type(err).__name__}: {err}") from None
     if not intact:
         raise DamagedEntry("its checksum does not match")
+    if record.get("numba_cache"):
+        return None
+    if not _resolve(record["objects"], set(record["unreached"])):
+        return None
+    return _function(_link(record["objects"]), record["name"], fallback, {})
+
+
+def bind(address: int, kinds: Sequence[abi.ArgKind], returns: str, nogil: bool,
+         fallback: Callable, name: str, keep: Any) -> Callable | None:
+    """A CPython function calling the native function at ``address`` (compiled by numba in
+    this process, which ``keep`` holds alive) through the wrapper of ``abi``: the entry point
+    of a function numba compiled without its own CPython wrapper."""
+    if not usable():
+        return None
+    key = (tuple(kinds), returns, nogil)
+    wrapper = _indirect_wrappers.get(key)
+    if wrapper is None:
+        wrapper = compile_wrapper(abi.render_wrapper(None, kinds, returns, nogil))
+        _indirect_wrappers[key] = wrapper
+    if not _resolve([wrapper], set()):
+        return None
+    return _function(_link([wrapper]), name, fallback, {abi.TARGET_GLOBAL: address}, keep)
+
+
+# Wrapper objects that call through ``arrjit_target``, by ABI: the same machine code for
+# every function of that ABI, so each is emitted once per process.
+_indirect_wrappers: dict[tuple, bytes] = {}
+
+
+def _link(objects: Sequence[bytes]) -> Any:
     import llvmlite.binding as ll
 
-    machine = target_machine()
-    engine = ll.create_mcjit_compiler(ll.parse_assembly(""), machine)
-    if not _resolve(record):
-        return None
-    for data in record["objects"]:
+    engine = ll.create_mcjit_compiler(ll.parse_assembly(""), target_machine())
+    for data in objects:
         engine.add_object_file(ll.ObjectFileRef.from_data(data))
     engine.finalize_object()
+    return engine
+
+
+def _function(engine: Any, name: str, fallback: Callable, pointers: dict[str, int],
+              keep: Any = None) -> Callable | None:
+    """The wrapper linked in ``engine`` as a CPython function, its fallback and the given
+    pointer globals set."""
     address = engine.get_function_address(abi.WRAPPER_NAME)
-    slot = engine.get_global_value_address(abi.FALLBACK_GLOBAL)
-    if not address or not slot:
+    slots = {g: engine.get_global_value_address(g)
+             for g in (abi.FALLBACK_GLOBAL, *pointers)}
+    if not address or not all(slots.values()):
         return None
-    ctypes.c_void_p.from_address(slot).value = id(fallback)
-    method = _MethodDef(record["name"].encode(), address, _METH_FASTCALL, None)
+    ctypes.c_void_p.from_address(slots[abi.FALLBACK_GLOBAL]).value = id(fallback)
+    for global_name, pointer in pointers.items():
+        ctypes.c_void_p.from_address(slots[global_name]).value = pointer
+    method = _MethodDef(name.encode(), address, _METH_FASTCALL, None)
     function = _new_function(ctypes.byref(method), None, None)
-    _alive[id(function)] = (function, engine, method, fallback)
+    _alive[id(function)] = (function, engine, method, fallback, keep)
     return function
 
 
 def is_native(function: Callable) -> bool:
-    """Whether ``function`` is an entry this module loaded."""
+    """Whether ``function`` is called through ``abi``'s wrapper: an entry this module loaded
+    from a file, or one it bound to code numba compiled in this process."""
     kept = _alive.get(id(function))
     return kept is not None and kept[0] is function
 
@@ -108,20 +148,19 @@ def is_native(function: Callable) -> bool:
 _abort: int | None = None
 
 
-def _resolve(record: dict) -> bool:
-    """Make every symbol the objects need resolvable: from this process, or (for what the
+def _resolve(objects: Sequence[bytes], unreached: set[str]) -> bool:
+    """Make every symbol ``objects`` need resolvable: from this process, or (for what the
     entry never calls: numba's unused CPython wrapper, ``store.NEVER_CALLED``) bound to
     ``abort``. False when a symbol the code itself needs is missing."""
     import llvmlite.binding as ll
 
     global _abort
-    symbols = [read_symbols(data) for data in record["objects"]]
+    symbols = [read_symbols(data) for data in objects]
     if any(s is None for s in symbols):
         return False
     defined = set().union(*(s.defined for s in symbols if s is not None))
     needed = set().union(*(s.undefined for s in symbols if s is not None)) - defined
     process = ctypes.CDLL(None)
-    unreached = set(record["unreached"])
     for name in needed:
         if ll.address_of_symbol(name):
             continue

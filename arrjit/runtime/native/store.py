@@ -40,7 +40,7 @@ def store(path: Path, overload: Any, args: Sequence[Any], nogil: bool) -> bool:
     native form."""
     kinds = abi.describe(args)
     returns = str(overload.signature.return_type)
-    if kinds is None or returns not in abi.RETURNS or not _flattening_matches(overload, kinds):
+    if kinds is None or returns not in abi.RETURNS or not flattening_matches(overload, kinds):
         return False
     symbol = overload.fndesc.mangled_name
     unreached = _externals_never_called(overload.library.get_llvm_str(), symbol)
@@ -57,7 +57,15 @@ def store(path: Path, overload: Any, args: Sequence[Any], nogil: bool) -> bool:
     return True
 
 
-def _flattening_matches(overload: Any, kinds: Sequence[abi.ArgKind]) -> bool:
+def keep_in_numba_cache(path: Path) -> None:
+    """Mark ``path``'s entry as one numba's cache keeps (its code needs numba at run time):
+    ``load.load`` returns None for it, and the entry loads through numba."""
+    record = {"format": FORMAT, "objects": [], "digest": objects_digest([]),
+              "numba_cache": True}
+    _write_atomically(path, pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def flattening_matches(overload: Any, kinds: Sequence[abi.ArgKind]) -> bool:
     """numba flattens the arguments the way ``abi.flat_kinds`` assumes (checked per overload,
     so a data-model change in numba disables the native entry instead of miscalling)."""
     packer = overload.target_context.get_arg_packer(overload.fndesc.argtypes)
