@@ -183,6 +183,20 @@ def test_eviction_and_repair_remove_an_entry_s_native_files(private_cache):
     assert not stored.exists()
 
 
+def test_numba_signatures_are_numba_s_typeof():
+    """Arrays are typed without numba's typeof (which imports numpy.ma), to the same types."""
+    from numba import typeof
+
+    readonly = np.zeros(3)
+    readonly.flags.writeable = False
+    args = [np.zeros(3), np.zeros((2, 3)), np.zeros((2, 3)).T, np.zeros((4, 4))[::2],
+            np.zeros(()), np.zeros(3, bool), np.zeros(3, np.complex64), np.zeros(2, "M8[s]"),
+            np.zeros(2, object), readonly, 3, np.int32(2), 2.5, True]
+    assert compiler.numba_signature(args) == tuple(typeof(a) for a in args)
+    with pytest.raises(Exception, match="MaskedArray"):
+        compiler.numba_signature([np.ma.zeros(3)])
+
+
 def test_the_abi_describes_only_what_the_wrapper_reads():
     assert abi.describe([np.zeros((2, 3))[:, :2]]) is None          # not C-contiguous
     assert abi.describe([np.zeros(2, object)]) is None
