@@ -13,6 +13,7 @@ import pytest
 import arrjit
 from arrjit.runtime import cache as disk
 from arrjit.runtime import compile as compiler
+from arrjit.runtime import entries
 from arrjit.runtime.native import abi, load, store
 from arrjit.runtime.native.objects import read_symbols
 
@@ -60,7 +61,7 @@ def private_cache(tmp_path):
 
 def _entry(name, args):
     loaded = compiler.load_module(SOURCE, {"test": "native"})
-    return compiler.entry_point(loaded, name, args)
+    return entries.entry_point(loaded, name, args)
 
 
 def _fresh_process_entry(name, args):

@@ -7,13 +7,7 @@ numba's ``cache=True`` keeps the machine code next to it for the next process. T
 compile of an entry holds a per-entry file lock, so processes started together compile once
 and the others load. A corrupt entry is a miss: one warning, then a recompile that repairs it.
 
-CPU entry points are called through arrjit's own CPython wrapper (``native``), so numba
-compiles them without its wrapper (``LoadedModule.twin``: 25-40 % of a small kernel's
-compile). With the disk cache on, each is stored natively: its machine code and the wrapper,
-which llvmlite links in a later process that then imports neither numba nor the generated
-module. A process whose every entry loads natively starts its first call ~250 ms sooner
-(numba's import and CPU target start-up). Entries the wrapper cannot call (a tuple result)
-and code that needs numba's runtime stay with numba's entry points and numba's cache.
+CPU entry points, called through arrjit's own wrapper and stored natively, are ``entries``'.
 """
 from __future__ import annotations
 
@@ -29,11 +23,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..config import config
 from . import cache as disk
 
 _modules: dict[str, "LoadedModule"] = {}
-_lock = threading.RLock()
+compile_lock = threading.RLock()
 
 
 @dataclass
@@ -144,7 +137,7 @@ def load_module(source: str, key_fields: Mapping[str, Any]) -> LoadedModule:
     """The module for ``source``: from this process's table, the disk cache, or memory.
     ``key_fields`` are the backend's parts of the cache key (``Backend.cache_key_fields``)."""
     digest = source_digest(source)
-    with _lock:
+    with compile_lock:
         loaded = _modules.get(digest)
         if loaded is not None:
             return loaded
@@ -187,98 +180,11 @@ class Compiled:
     disk_hits: int  # overloads loaded from the disk cache
 
 
-def entry_point(loaded: LoadedModule, function: str, args: Sequence[Any],
-                boxed_result: bool = True) -> Compiled:
-    """The compiled entry point of ``loaded.module.<function>`` for ``args``' exact types.
-    Calling it skips numba's type dispatch on the hot path. ``boxed_result``: the function
-    returns None, a bool or an int (what arrjit's own wrapper boxes).
-
-    With the disk cache on, an entry stored natively (``native``) is loaded without numba;
-    one compiled now is stored natively for the processes that come later. Where arrjit's
-    wrapper can call it, numba compiles it without its CPython wrapper (a quarter to two
-    fifths of a small kernel's compile)."""
-    key = _abi_key(args) if boxed_result else None
-    if key is not None and (function, key) in loaded.entries:
-        return Compiled(loaded.entries[function, key], 0, 0)
-    path = _native_path(loaded, function, key)
-    if key is not None and path is not None and path.exists():
-        native = _load_native(path, loaded, function, args)
-        if native is not None:
-            loaded.entries[function, key] = native
-            return Compiled(native, 0, 1)
-        if path.exists():   # kept by numba's cache (``store.keep_in_numba_cache``)
-            key = None
-    if key is not None:
-        result = _compile_wrapper_free(loaded, function, args, path)
-        if result is not None:
-            loaded.entries[function, key] = result.entry
-            return result
-    store = None if path is None else (
-        lambda overload: _store_native(path, loaded, function, overload, args))
-    result = compile_signature(loaded, function, numba_signature(args), store)
-    return Compiled(result.entry.entry_point, result.compiled, result.disk_hits)
-
-
-def _abi_key(args: Sequence[Any]) -> str | None:
-    """The native ABI's name for ``args``, where this process runs arrjit's wrappers."""
-    if not sys.platform.startswith("linux") or not config.native_entries:
-        return None   # the wrappers are linked from ELF objects in this process
-    from .native import abi, load
-
-    key = abi.signature_key(args)
-    return key if key is not None and load.usable() else None
-
-
-def _compile_wrapper_free(loaded: LoadedModule, function: str, args: Sequence[Any],
-                          path) -> Compiled | None:
-    """Compile ``function``'s twin (no numba CPython wrapper) for ``args`` and bind arrjit's
-    wrapper to it; with ``path``, under the entry's lock, storing it natively there. None
-    when arrjit's wrapper cannot call it (a return value it does not box)."""
-    from .native import abi, load, store
-
-    with _lock, _collector_paused(), _entry_lock(loaded):
-        if path is not None and path.exists():    # another process stored it meanwhile
-            native = _load_native(path, loaded, function, args)
-            if native is not None:
-                return Compiled(native, 0, 1)
-            if path.exists():
-                return None
-        prepare_numba()
-        twin, sig = loaded.twin(function), numba_signature(args)
-        compiled = sig not in twin.overloads
-        if compiled:
-            twin.compile(sig)
-        overload = twin.overloads[sig]
-        kinds = abi.describe(args)
-        returns = str(overload.signature.return_type)
-        if kinds is None or returns not in abi.RETURNS \
-                or not store.flattening_matches(overload, kinds):
-            return None
-        nogil = bool(twin.targetoptions.get("nogil"))
-        address = overload.library.get_pointer_to_function(overload.fndesc.mangled_name)
-        entry = load.bind(address, kinds, returns, nogil,
-                          _numba_fallback(loaded, function, args), overload.fndesc.qualname,
-                          overload)
-        if entry is None:
-            return None
-        if path is not None and compiled:
-            assert loaded.cache is not None and loaded.entry is not None   # a disk entry
-            if not _store_native(path, loaded, function, overload, args):
-                # numba's cache keeps what a native entry cannot; the mark sends later
-                # processes there
-                compile_signature(loaded, function, sig)
-                with contextlib.suppress(OSError):   # without it, the next one compiles
-                    store.keep_in_numba_cache(path)
-            loaded.cache.touch(loaded.entry)
-            disk.enforce_cap(loaded.cache, loaded.entry)
-    return Compiled(entry, int(compiled), 0)
-
-
 _file_locks: dict[str, Any] = {}
 
 
 @contextlib.contextmanager
-def _entry_lock(loaded: LoadedModule):
+def entry_lock(loaded: LoadedModule):
     """The disk entry's file lock (processes started together compile it once); nothing for
     a module in memory. A lock that cannot be had warns once and the compile goes on."""
     entry, cache = loaded.entry, loaded.cache
@@ -308,65 +214,6 @@ def _entry_lock(loaded: LoadedModule):
         lock.release()
 
 
-def _native_path(loaded: LoadedModule, function: str, key: str | None):
-    if loaded.entry is None or loaded.cache is None or key is None:
-        return None
-    return loaded.cache.native_entry(loaded.entry, function, key)
-
-
-def _load_native(path, loaded: LoadedModule, function: str, args: Sequence[Any]):
-    from .native import load
-
-    assert loaded.entry is not None and loaded.cache is not None   # a disk entry
-    try:
-        with _lock:   # LLVM's symbol table is shared with numba compiling in another thread
-            native = load.load(path, _numba_fallback(loaded, function, args))
-    except load.DamagedEntry as err:
-        # numba's files go too, so the compile that follows stores the entry again
-        disk.warn_once("native:" + str(path), f"arrjit: native cache entry {path} could not "
-                                              f"be loaded ({err}); recompiling it")
-        loaded.cache.remove_compiled(loaded.entry)
-        return None
-    if native is not None:
-        loaded.cache.touch(loaded.entry)
-    return native
-
-
-def _numba_fallback(loaded: LoadedModule, function: str, args: Sequence[Any]) -> Callable:
-    """What a native entry calls on an error status: numba's entry for the same types,
-    which raises the error as numba reports it."""
-    standins = [_standin(a) for a in args]   # the same numba types, without the buffers
-
-    def fallback(*call_args: Any) -> Any:
-        entry = compile_signature(loaded, function, numba_signature(standins)).entry
-        return entry.entry_point(*call_args)
-
-    return fallback
-
-
-def _standin(arg: Any) -> Any:
-    if not isinstance(arg, np.ndarray):
-        return arg
-    standin = np.empty((0,) * arg.ndim, arg.dtype)
-    standin.flags.writeable = arg.flags.writeable
-    return standin
-
-
-def _store_native(path, loaded: LoadedModule, function: str, overload: Any,
-                  args: Sequence[Any]) -> bool:
-    """Store ``overload`` natively at ``path``; False when it was not stored."""
-    from .native import store
-
-    dispatcher = loaded.dispatcher(function)
-    try:
-        return store.store(path, overload, args, bool(dispatcher.targetoptions.get("nogil")))
-    except Exception as err:   # an optional copy: the compiled entry is returned regardless
-        disk.warn_once("native:" + str(path.parent),
-                       f"arrjit: cannot store a native entry under {path.parent} "
-                       f"({type(err).__name__}: {err}); this entry loads through numba")
-        return False
-
-
 def compile_signature(loaded: LoadedModule, function: str, sig: tuple,
                       on_compiled: Callable[[Any], object] | None = None) -> Compiled:
     """Compile (or load from the disk cache) ``loaded.module.<function>`` for the numba
@@ -374,7 +221,7 @@ def compile_signature(loaded: LoadedModule, function: str, sig: tuple,
     compile result, or a CUDA kernel). ``on_compiled(overload)`` runs after a compile with
     the disk cache on, before the cache's size is checked (it may add files to the entry)."""
     dispatcher = loaded.dispatcher(function)
-    with _lock, _collector_paused():
+    with compile_lock, collector_paused():
         prepare_numba()
         if sig in dispatcher.overloads:
             return Compiled(dispatcher.overloads[sig], 0, 0)
@@ -385,7 +232,7 @@ def compile_signature(loaded: LoadedModule, function: str, sig: tuple,
 
 
 @contextlib.contextmanager
-def _collector_paused():
+def collector_paused():
     """Python's cyclic garbage collector off while numba compiles (when it was on).
 
     A compile allocates hundreds of thousands of objects, each 700 of which start a young
@@ -441,7 +288,7 @@ def _compile_with_disk(loaded: LoadedModule, dispatcher, sig,
     entry, cache = loaded.entry, loaded.cache
     assert entry is not None and cache is not None  # only called with the disk cache on
     hits_before = sum(dispatcher._cache_hits.values())
-    with _entry_lock(loaded):
+    with entry_lock(loaded):
         dispatcher = _compile_repairing(loaded, dispatcher, sig)
     hits = max(0, sum(dispatcher._cache_hits.values()) - hits_before)
     cache.touch(entry)
@@ -478,7 +325,7 @@ def _compile_repairing(loaded: LoadedModule, dispatcher, sig):
 
 
 def clear() -> None:
-    with _lock:
+    with compile_lock:
         for loaded in _modules.values():
             sys.modules.pop(loaded.module.__name__, None)
         _modules.clear()

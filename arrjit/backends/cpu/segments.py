@@ -13,6 +13,7 @@ from ...core import library
 from ...passes.kernel import Kernel
 from ...plan import LibraryStep
 from ...runtime import compile as compiler
+from ...runtime import entries
 from ...runtime.compile import CompileStats
 from . import codegen as cpu
 from . import drivers
@@ -55,9 +56,9 @@ class KernelCall:
 def compile_entry(loaded: compiler.LoadedModule, name: str, args: Sequence[Any],
                   stats: CompileStats, boxed_result: bool = True) -> Callable:
     """The entry point of ``name`` for ``args``' types, counted in ``stats``
-    (``boxed_result`` as ``compiler.entry_point``'s)."""
+    (``boxed_result`` as ``entries.entry_point``'s)."""
     t0 = time.perf_counter()
-    result = compiler.entry_point(loaded, name, args, boxed_result)
+    result = entries.entry_point(loaded, name, args, boxed_result)
     stats.add(result, time.perf_counter() - t0)
     return result.entry
 

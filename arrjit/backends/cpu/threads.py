@@ -29,6 +29,7 @@ import time
 import numpy as np
 
 from ...runtime import compile as compiler
+from ...runtime import entries
 from . import drivers
 from .drivers import STATE_ENTERED, STATE_ERROR, STATE_NEXT
 from ...config import config
@@ -57,10 +58,10 @@ class _Native:
     def __init__(self) -> None:
         loaded = compiler.load_module(drivers.render_thread_module(), cache_key_fields())
         bell, state = np.zeros(1, np.int64), chunk_state(1, 1)
-        self.park = compiler.entry_point(loaded, "park", [bell, 0, 0]).entry
-        self.release_and_park = compiler.entry_point(loaded, "release_and_park",
+        self.park = entries.entry_point(loaded, "park", [bell, 0, 0]).entry
+        self.release_and_park = entries.entry_point(loaded, "release_and_park",
                                                      [state, bell, 0, 0]).entry
-        self.settle = compiler.entry_point(loaded, "settle", [state, 0]).entry
+        self.settle = entries.entry_point(loaded, "settle", [state, 0]).entry
 
 
 class _Helper:

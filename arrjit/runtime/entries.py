@@ -1,0 +1,172 @@
+"""Entry points: a generated function's compiled code as a Python callable for given argument
+types, the form the CPU backend calls on its hot path.
+
+CPU entries are called through arrjit's own CPython wrapper (``native``), so numba compiles
+them without its wrapper (``LoadedModule.twin``: 25-40 % of a small kernel's compile). With
+the disk cache on, each is stored natively: its machine code and the wrapper, which llvmlite
+links in a later process that then imports neither numba nor the generated module. A process
+whose every entry loads natively starts its first call ~250 ms sooner (numba's import and CPU
+target start-up). Entries the wrapper cannot call (a tuple result) and code that needs numba's
+runtime stay with numba's entry points and numba's cache.
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..config import config
+from . import cache as disk
+from . import compile as compiler
+
+
+def entry_point(loaded: compiler.LoadedModule, function: str, args: Sequence[Any],
+                boxed_result: bool = True) -> compiler.Compiled:
+    """The compiled entry point of ``loaded.module.<function>`` for ``args``' exact types.
+    Calling it skips numba's type dispatch on the hot path. ``boxed_result``: the function
+    returns None, a bool or an int (what arrjit's own wrapper boxes).
+
+    With the disk cache on, an entry stored natively (``native``) is loaded without numba;
+    one compiled now is stored natively for the processes that come later. Where arrjit's
+    wrapper can call it, numba compiles it without its CPython wrapper (a quarter to two
+    fifths of a small kernel's compile)."""
+    key = _abi_key(args) if boxed_result else None
+    if key is not None and (function, key) in loaded.entries:
+        return compiler.Compiled(loaded.entries[function, key], 0, 0)
+    path = _native_path(loaded, function, key)
+    if key is not None and path is not None and path.exists():
+        native = _load_native(path, loaded, function, args)
+        if native is not None:
+            loaded.entries[function, key] = native
+            return compiler.Compiled(native, 0, 1)
+        if path.exists():   # kept by numba's cache (``store.keep_in_numba_cache``)
+            key = None
+    if key is not None:
+        result = _compile_wrapper_free(loaded, function, args, path)
+        if result is not None:
+            loaded.entries[function, key] = result.entry
+            return result
+    store = None if path is None else (
+        lambda overload: _store_native(path, loaded, function, overload, args))
+    result = compiler.compile_signature(loaded, function, compiler.numba_signature(args),
+                                        store)
+    return compiler.Compiled(result.entry.entry_point, result.compiled, result.disk_hits)
+
+
+def _abi_key(args: Sequence[Any]) -> str | None:
+    """The native ABI's name for ``args``, where this process runs arrjit's wrappers."""
+    if not sys.platform.startswith("linux") or not config.native_entries:
+        return None   # the wrappers are linked from ELF objects in this process
+    from .native import abi, load
+
+    key = abi.signature_key(args)
+    return key if key is not None and load.usable() else None
+
+
+def _compile_wrapper_free(loaded: compiler.LoadedModule, function: str, args: Sequence[Any],
+                          path) -> compiler.Compiled | None:
+    """Compile ``function``'s twin (no numba CPython wrapper) for ``args`` and bind arrjit's
+    wrapper to it; with ``path``, under the entry's lock, storing it natively there. None
+    when arrjit's wrapper cannot call it (a return value it does not box)."""
+    from .native import abi, load, store
+
+    with compiler.compile_lock, compiler.collector_paused(), compiler.entry_lock(loaded):
+        if path is not None and path.exists():    # another process stored it meanwhile
+            native = _load_native(path, loaded, function, args)
+            if native is not None:
+                return compiler.Compiled(native, 0, 1)
+            if path.exists():
+                return None
+        compiler.prepare_numba()
+        twin, sig = loaded.twin(function), compiler.numba_signature(args)
+        compiled = sig not in twin.overloads
+        if compiled:
+            twin.compile(sig)
+        overload = twin.overloads[sig]
+        kinds = abi.describe(args)
+        returns = str(overload.signature.return_type)
+        if kinds is None or returns not in abi.RETURNS \
+                or not store.flattening_matches(overload, kinds):
+            return None
+        nogil = bool(twin.targetoptions.get("nogil"))
+        address = overload.library.get_pointer_to_function(overload.fndesc.mangled_name)
+        entry = load.bind(address, kinds, returns, nogil,
+                          _numba_fallback(loaded, function, args), overload.fndesc.qualname,
+                          overload)
+        if entry is None:
+            return None
+        if path is not None and compiled:
+            assert loaded.cache is not None and loaded.entry is not None   # a disk entry
+            if not _store_native(path, loaded, function, overload, args):
+                # numba's cache keeps what a native entry cannot; the mark sends later
+                # processes there
+                compiler.compile_signature(loaded, function, sig)
+                with contextlib.suppress(OSError):   # without it, the next one compiles
+                    store.keep_in_numba_cache(path)
+            loaded.cache.touch(loaded.entry)
+            disk.enforce_cap(loaded.cache, loaded.entry)
+    return compiler.Compiled(entry, int(compiled), 0)
+
+
+def _native_path(loaded: compiler.LoadedModule, function: str, key: str | None):
+    if loaded.entry is None or loaded.cache is None or key is None:
+        return None
+    return loaded.cache.native_entry(loaded.entry, function, key)
+
+
+def _load_native(path, loaded: compiler.LoadedModule, function: str, args: Sequence[Any]):
+    from .native import load
+
+    assert loaded.entry is not None and loaded.cache is not None   # a disk entry
+    try:
+        # LLVM's symbol table is shared with numba compiling in another thread
+        with compiler.compile_lock:
+            native = load.load(path, _numba_fallback(loaded, function, args))
+    except load.DamagedEntry as err:
+        # numba's files go too, so the compile that follows stores the entry again
+        disk.warn_once("native:" + str(path), f"arrjit: native cache entry {path} could not "
+                                              f"be loaded ({err}); recompiling it")
+        loaded.cache.remove_compiled(loaded.entry)
+        return None
+    if native is not None:
+        loaded.cache.touch(loaded.entry)
+    return native
+
+
+def _numba_fallback(loaded: compiler.LoadedModule, function: str,
+                    args: Sequence[Any]) -> Callable:
+    """What a native entry calls on an error status: numba's entry for the same types,
+    which raises the error as numba reports it."""
+    standins = [_standin(a) for a in args]   # the same numba types, without the buffers
+
+    def fallback(*call_args: Any) -> Any:
+        sig = compiler.numba_signature(standins)
+        entry = compiler.compile_signature(loaded, function, sig).entry
+        return entry.entry_point(*call_args)
+
+    return fallback
+
+
+def _standin(arg: Any) -> Any:
+    if not isinstance(arg, np.ndarray):
+        return arg
+    standin = np.empty((0,) * arg.ndim, arg.dtype)
+    standin.flags.writeable = arg.flags.writeable
+    return standin
+
+
+def _store_native(path, loaded: compiler.LoadedModule, function: str, overload: Any,
+                  args: Sequence[Any]) -> bool:
+    """Store ``overload`` natively at ``path``; False when it was not stored."""
+    from .native import store
+
+    dispatcher = loaded.dispatcher(function)
+    try:
+        return store.store(path, overload, args, bool(dispatcher.targetoptions.get("nogil")))
+    except Exception as err:   # an optional copy: the compiled entry is returned regardless
+        disk.warn_once("native:" + str(path.parent),
+                       f"arrjit: cannot store a native entry under {path.parent} "
+                       f"({type(err).__name__}: {err}); this entry loads through numba")
+        return False
