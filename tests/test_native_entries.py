@@ -2,6 +2,7 @@
 wrapper, loaded by a later process without importing numba."""
 import json
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
@@ -136,7 +137,13 @@ def test_an_entry_arrjit_wraps_but_cannot_store_is_kept_in_numba_s_cache(private
     assert out[0] == 3.0
 
 
-@pytest.mark.parametrize("damage", ["flipped byte", "truncated", "foreign"])
+def _older_format(record: bytes) -> bytes:
+    old = pickle.loads(record)
+    old["format"] = store.FORMAT - 1
+    return pickle.dumps(old)
+
+
+@pytest.mark.parametrize("damage", ["flipped byte", "truncated", "foreign", "older format"])
 def test_a_damaged_native_entry_is_recompiled_and_stored_again(private_cache, damage):
     a, out = np.arange(3.0), np.empty(3)
     _entry("scale", [out, a, 2])
@@ -144,9 +151,10 @@ def test_a_damaged_native_entry_is_recompiled_and_stored_again(private_cache, da
     intact = stored.read_bytes()
     data = {"flipped byte": intact[:len(intact) // 2] + bytes([intact[len(intact) // 2] ^ 255])
             + intact[len(intact) // 2 + 1:],
-            "truncated": intact[:len(intact) // 3], "foreign": b"not a record"}[damage]
+            "truncated": intact[:len(intact) // 3], "foreign": b"not a record",
+            "older format": _older_format(intact)}[damage]
     stored.write_bytes(data)
-    with pytest.raises(load.DamagedEntry):
+    with pytest.raises(load.DamagedEntry, match="format" if damage == "older format" else None):
         load.load(stored, print)
     with pytest.warns(disk.CacheWarning, match="recompiling"):
         repaired = _fresh_process_entry("scale", [out, a, 2])

@@ -75,10 +75,13 @@ def load(path: Path, fallback: Callable) -> Callable | None:
         return None
     try:
         record = pickle.loads(path.read_bytes())
-        intact = (record["format"] == FORMAT
-                  and record["digest"] == objects_digest(record["objects"]))
+        written_as = record["format"]
+        intact = written_as != FORMAT or record["digest"] == objects_digest(record["objects"])
     except Exception as err:   # unreadable, truncated, or not ours
         raise DamagedEntry(f"{type(err).__name__}: {err}") from None
+    if written_as != FORMAT:
+        raise DamagedEntry(f"it was written in format {written_as!r}; this arrjit reads "
+                           f"format {FORMAT}")
     if not intact:
         raise DamagedEntry("its checksum does not match")
     if record.get("numba_cache"):
