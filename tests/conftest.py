@@ -11,6 +11,9 @@ if "ARRJIT_CACHE_DIR" not in os.environ or os.environ.get("ARRJIT_TEST_PRIVATE_C
     os.environ["ARRJIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="arrjit-test-cache-")
     os.environ["ARRJIT_TEST_PRIVATE_CACHE"] = "1"
     atexit.register(shutil.rmtree, os.environ["ARRJIT_CACHE_DIR"], ignore_errors=True)
+# The tests describe the default entry points (arrjit's wrapper, native entries); the tests of
+# numba's own entries and cache set ARRJIT_NATIVE_ENTRIES=0 in their processes.
+os.environ.pop("ARRJIT_NATIVE_ENTRIES", None)
 # Every graph that enters the passes is checked (SSA form, order, avals): ``core.verify``.
 os.environ.setdefault("ARRJIT_VERIFY_IR", "1")
 
