@@ -72,6 +72,11 @@ class LoadedModule:
         self._module = module
         self._dispatchers, self._twins = {}, {}
 
+    @property
+    def imported(self) -> types.ModuleType | None:
+        """The module if something has imported it, without importing it."""
+        return self._module
+
     def dispatcher(self, function: str) -> Any:
         """numba's dispatcher of ``function``, with numba's CPython wrapper."""
         return self._dispatchers.get(function) or getattr(self.module, function)
@@ -214,12 +219,10 @@ def entry_lock(loaded: LoadedModule):
         lock.release()
 
 
-def compile_signature(loaded: LoadedModule, function: str, sig: tuple,
-                      on_compiled: Callable[[Any], object] | None = None) -> Compiled:
+def compile_signature(loaded: LoadedModule, function: str, sig: tuple) -> Compiled:
     """Compile (or load from the disk cache) ``loaded.module.<function>`` for the numba
     argument types ``sig``; ``entry`` is the dispatcher's overload for them (a CPU
-    compile result, or a CUDA kernel). ``on_compiled(overload)`` runs after a compile with
-    the disk cache on, before the cache's size is checked (it may add files to the entry)."""
+    compile result, or a CUDA kernel)."""
     dispatcher = loaded.dispatcher(function)
     with compile_lock, collector_paused():
         prepare_numba()
@@ -228,7 +231,7 @@ def compile_signature(loaded: LoadedModule, function: str, sig: tuple,
         if loaded.entry is None:
             dispatcher.compile(sig)
             return Compiled(dispatcher.overloads[sig], 1, 0)
-        return _compile_with_disk(loaded, dispatcher, sig, on_compiled)
+        return _compile_with_disk(loaded, dispatcher, sig)
 
 
 @contextlib.contextmanager
@@ -283,8 +286,7 @@ def prepare_numba() -> None:
     arraymath.ensure_blas = ensure_blas
 
 
-def _compile_with_disk(loaded: LoadedModule, dispatcher, sig,
-                       on_compiled: Callable[[Any], object] | None) -> Compiled:
+def _compile_with_disk(loaded: LoadedModule, dispatcher, sig) -> Compiled:
     entry, cache = loaded.entry, loaded.cache
     assert entry is not None and cache is not None  # only called with the disk cache on
     hits_before = sum(dispatcher._cache_hits.values())
@@ -293,8 +295,6 @@ def _compile_with_disk(loaded: LoadedModule, dispatcher, sig,
     hits = max(0, sum(dispatcher._cache_hits.values()) - hits_before)
     cache.touch(entry)
     if not hits:
-        if on_compiled is not None:
-            on_compiled(dispatcher.overloads[sig])
         disk.enforce_cap(cache, entry)
     return Compiled(dispatcher.overloads[sig], 0 if hits else 1, hits)
 
@@ -327,6 +327,7 @@ def _compile_repairing(loaded: LoadedModule, dispatcher, sig):
 def clear() -> None:
     with compile_lock:
         for loaded in _modules.values():
-            sys.modules.pop(loaded.module.__name__, None)
+            if loaded.imported is not None:   # importing it now would import numba
+                sys.modules.pop(loaded.imported.__name__, None)
         _modules.clear()
     disk.forget_opened()

@@ -48,10 +48,7 @@ def entry_point(loaded: compiler.LoadedModule, function: str, args: Sequence[Any
         if result is not None:
             loaded.entries[function, key] = result.entry
             return result
-    store = None if path is None else (
-        lambda overload: _store_native(path, loaded, function, overload, args))
-    result = compiler.compile_signature(loaded, function, compiler.numba_signature(args),
-                                        store)
+    result = compiler.compile_signature(loaded, function, compiler.numba_signature(args))
     return compiler.Compiled(result.entry.entry_point, result.compiled, result.disk_hits)
 
 
@@ -99,7 +96,7 @@ def _compile_wrapper_free(loaded: compiler.LoadedModule, function: str, args: Se
             return None
         if path is not None and compiled:
             assert loaded.cache is not None and loaded.entry is not None   # a disk entry
-            if not _store_native(path, loaded, function, overload, args):
+            if not _store_native(path, overload, args, nogil):
                 # numba's cache keeps what a native entry cannot; the mark sends later
                 # processes there
                 compiler.compile_signature(loaded, function, sig)
@@ -157,14 +154,12 @@ def _standin(arg: Any) -> Any:
     return standin
 
 
-def _store_native(path, loaded: compiler.LoadedModule, function: str, overload: Any,
-                  args: Sequence[Any]) -> bool:
+def _store_native(path, overload: Any, args: Sequence[Any], nogil: bool) -> bool:
     """Store ``overload`` natively at ``path``; False when it was not stored."""
     from .native import store
 
-    dispatcher = loaded.dispatcher(function)
     try:
-        return store.store(path, overload, args, bool(dispatcher.targetoptions.get("nogil")))
+        return store.store(path, overload, args, nogil)
     except Exception as err:   # an optional copy: the compiled entry is returned regardless
         disk.warn_once("native:" + str(path.parent),
                        f"arrjit: cannot store a native entry under {path.parent} "

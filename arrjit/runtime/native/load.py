@@ -102,14 +102,14 @@ def bind(address: int, kinds: Sequence[abi.ArgKind], returns: str, nogil: bool,
     wrapper = _indirect_wrappers.get(key)
     if wrapper is None:
         wrapper = compile_wrapper(abi.render_wrapper(None, kinds, returns, nogil))
+        if not _resolve([wrapper], set()):
+            return None
         _indirect_wrappers[key] = wrapper
-    if not _resolve([wrapper], set()):
-        return None
     return _function(_link([wrapper]), name, fallback, {abi.TARGET_GLOBAL: address}, keep)
 
 
 # Wrapper objects that call through ``arrjit_target``, by ABI: the same machine code for
-# every function of that ABI, so each is emitted once per process.
+# every function of that ABI, so each is emitted (and its symbols resolved) once per process.
 _indirect_wrappers: dict[tuple, bytes] = {}
 
 
