@@ -104,6 +104,27 @@ def test_a_reduction_also_needed_elsewhere_is_stored_and_reused():
     assert_same(out[1], np.sort(x.max(axis=1)))
 
 
+def test_a_value_read_from_a_row_kernel_runs_after_that_kernel():
+    """``u`` reads ``s`` (a full-shape pass of the row kernel of the weighted row sums) at
+    the same index; with another loop nest of that shape at the same level (``z``), ``u``
+    was placed in it and read ``s`` before the row kernel wrote it (garbage results)."""
+    a, w = np.arange(12.0).reshape(3, 4), np.array([1.0, 2.0, 0.5, 1.0])
+
+    def f(a, w):
+        z = anp.zeros_like(a)      # first: its loop nest is the first step of its level
+        s = a - anp.sum(a * w, axis=1, keepdims=True)
+        return z, s @ (s * w).T
+
+    s = a - np.sum(a * w, axis=1, keepdims=True)
+    assert_same(arrjit.jit(f)(a, w)[1], s @ (s * w).T, rtol=1e-12)
+    steps = arrjit.jit(f).lower(a, w)._entry.plan.steps
+    writer = {v: k for k, st in enumerate(steps) if hasattr(st, "kernel")
+              for v in st.kernel.writes}
+    for k, step in enumerate(steps):
+        for v in getattr(getattr(step, "kernel", None), "reads", ()):
+            assert writer.get(v, -1) < k, "a kernel reads a value a later kernel writes"
+
+
 def test_power_of_two_becomes_square():
     x = np.random.rand(5) - 0.5
     graph = simplify(arrjit.make_graph(lambda x: x ** 2)(x))

@@ -191,7 +191,10 @@ class _Fuser:
         lv = 0
         for dep, tag in deps:
             dep_node = self.producer.get(dep)
+            # a value a row kernel computes (in one of its passes) is only in memory after
+            # that kernel: a plain loop nest at its level could run first
             shares_loop = (tag == "same" and dep.shape == v.shape and dep not in self.cuts
+                           and dep not in self.row_domain
                            and dep_node is not None and dep_node.op in ELEMENTWISE | VIEWS)
             lv = max(lv, level[dep] + (0 if shares_loop else 1))
         return lv
