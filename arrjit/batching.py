@@ -14,9 +14,10 @@ import numpy as np
 
 from .core import interpret, primitives
 from .core.dtypes import Aval
-from .core.ir import ELEMENTWISE, REDUCTIONS, Graph, Node, Op, Var
+from .core.ir import ELEMENTWISE, LINALG, REDUCTIONS, Graph, Node, Op, Var
+from .core.rules import LIBRARY_RESULTS
 from .core.trace import TraceContext, Tracer, current_trace, tracing
-from .core.tree import flatten_with_paths, unflatten
+from .core.tree import flatten, flatten_with_paths, subtrees_at, unflatten
 
 Batched = tuple[Var, bool]  # an outer var and whether its axis 0 is the batch axis
 
@@ -36,7 +37,8 @@ class _Batcher:
         return self.ctx.add_node(Op.BROADCAST, (var,), self.aval(var.shape, var.dtype),
                                  shape=(self.size,) + var.shape)
 
-    def node(self, op: Op, inputs, out_shape, dtype, **params) -> Var:
+    def node(self, op: Op, inputs, out_shape, dtype, /, **params) -> Var:
+        """A batched node; ``params`` are the op's own (a cast's ``dtype`` among them)."""
         return self.ctx.add_node(op, tuple(inputs), self.aval(out_shape, dtype), **params)
 
     def reshape(self, var: Var, shape: tuple[int, ...]) -> Var:
@@ -159,6 +161,30 @@ def _einsum(bt: _Batcher, node: Node, ins):
                     subscripts=new)]
 
 
+def _leading_batch(bt: _Batcher, node: Node, ins):
+    """Ops that already batch over leading axes of matrices (``numpy.linalg``'s): the batch
+    axis is one more of them. An unbatched operand broadcasts against it (``solve``'s ``a``
+    or ``b``); a batched one with fewer leading axes than the others gets 1s after it."""
+    if node.op is Op.SOLVE and node.inputs[1].ndim == 1:   # a vector: a one-column matrix
+        (a, a_batched), (b, b_batched) = ins
+        column = b.shape + (1,)
+        matrix = Node(Op.SOLVE, (node.inputs[0], Var(-1, Aval(column[-2:], b.dtype))),
+                      Var(-1, Aval(node.out.shape + (1,), node.out.dtype)))
+        x = _leading_batch(bt, matrix, [(a, a_batched), (bt.reshape(b, column), b_batched)])[0]
+        return [bt.reshape(x, x.shape[:-1])]
+    lead = max(v.ndim - 2 for v in node.inputs)
+    operands = []
+    for (var, is_batched), orig in zip(ins, node.inputs):
+        missing = lead - (orig.ndim - 2)
+        if is_batched and missing:
+            var = bt.reshape(var, (bt.size,) + (1,) * missing + orig.shape)
+        operands.append(var)
+    avals = LIBRARY_RESULTS[node.op](*(v.aval for v in operands), **node.param)
+    if node.extra:
+        return bt.ctx.add_multi(node.op, tuple(operands), avals, **node.param)
+    return [bt.ctx.add_node(node.op, tuple(operands), avals[0], **node.param)]
+
+
 BATCH_RULES: dict[Op, Callable] = {op: _elementwise for op in ELEMENTWISE}
 BATCH_RULES.update({
     Op.BROADCAST: _broadcast, Op.TRANSPOSE: _transpose, Op.RESHAPE: _reshape,
@@ -167,8 +193,9 @@ BATCH_RULES.update({
     Op.CUMSUM: _with_axis, Op.CUMPROD: _with_axis, Op.ROLL: _with_axis,
 })
 BATCH_RULES.update({op: _reduce for op in REDUCTIONS})
-# GATHER, SCATTER, SEARCHSORTED and WHILE use the per-example rule.
-for _op in (Op.GATHER, Op.SCATTER, Op.SEARCHSORTED, Op.WHILE):
+BATCH_RULES.update({op: _leading_batch for op in LINALG})
+# GATHER, SCATTER, SEARCHSORTED, CONVOLVE and WHILE use the per-example rule.
+for _op in (Op.GATHER, Op.SCATTER, Op.SEARCHSORTED, Op.CONVOLVE, Op.WHILE):
     BATCH_RULES[_op] = lambda bt, node, ins: bt.per_example(node, ins)
 
 
@@ -196,14 +223,17 @@ def batch_graph(graph: Graph, ctx: TraceContext, inputs: list[Batched], size: in
 
 
 def _axis_spec(spec, value, what: str) -> list:
-    """One axis (int or None) per leaf of ``value``, from an int/None or a matching tree."""
+    """One axis (int or None) per leaf of ``value``, from an int/None or a tree of them that
+    is a prefix of ``value``'s structure (an entry covers its whole subtree), as in JAX."""
     leaves, _, tree = flatten_with_paths(value)
     if spec is None or isinstance(spec, int):
         return [spec] * len(leaves)
-    spec_leaves, _, spec_tree = flatten_with_paths(spec)
-    if spec_tree != tree:
-        raise ValueError(f"vmap {what} {spec!r} does not match the structure {tree}")
-    return spec_leaves
+    spec_leaves, spec_tree = flatten(spec, is_leaf=lambda s: s is None)
+    try:
+        parts = subtrees_at(spec_tree, value)
+    except ValueError:
+        raise ValueError(f"vmap {what} {spec!r} does not match the structure {tree}") from None
+    return [axis for axis, part in zip(spec_leaves, parts) for _ in flatten(part)[0]]
 
 
 def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
@@ -235,7 +265,8 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
             for x, ax, path in zip(leaves, specs, paths):
                 if eager:
                     aval = primitives.aval_of(x)
-                    x = Tracer(ctx, ctx.new_var(Aval(aval.shape, aval.dtype)), frozenset())
+                    x = Tracer(ctx, ctx.new_var(Aval(aval.shape, aval.dtype, aval.weak)),
+                               frozenset())
                     ctx.inputs.append(x.ir_var)
                 if ax is not None:
                     x = anp.moveaxis(anp.asarray(x), ax, 0)
@@ -245,7 +276,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
         for x, is_batched in outer_vals:
             aval = primitives.aval_of(x)
             shape = aval.shape[1:] if is_batched else aval.shape
-            t = Tracer(inner, inner.new_var(Aval(shape, aval.dtype)),
+            t = Tracer(inner, inner.new_var(Aval(shape, aval.dtype, aval.weak)),
                        getattr(x, "sources", frozenset()))
             inner.inputs.append(t.ir_var)
             example.append(t)

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import numpy as anp
-from .autodiff.marks import stop_gradient  # noqa: F401  (lax.stop_gradient, as in JAX)
+from .core.marks import stop_gradient  # noqa: F401  (lax.stop_gradient, as in JAX)
 from .core import primitives
 from .core.dtypes import Aval
 from .core.ir import Op
@@ -26,11 +26,19 @@ from .core.tree import flatten_with_paths, unflatten
 
 
 def select(pred, on_true, on_false):
-    """Elementwise ``on_true if pred else on_false``; ``pred`` must be boolean."""
+    """Elementwise ``on_true if pred else on_false``. ``pred`` is boolean or, as in JAX, an
+    integer array (nonzero selects ``on_true``).
+
+    >>> import numpy as np
+    >>> select(np.array([1, 0]), np.ones(2), np.zeros(2))
+    array([1., 0.])
+    """
     aval = primitives.aval_of(pred)
+    if aval.dtype.kind not in "biu":
+        raise TypeError(f"lax.select requires a boolean or integer predicate, got {aval}; "
+                        f"compare first (x > 0) or use anp.where")
     if aval.dtype.kind != "b":
-        raise TypeError(f"lax.select requires a boolean predicate, got {aval}; compare first "
-                        f"(x > 0) or use anp.where")
+        pred = anp.not_equal(pred, 0)
     return primitives.bind_select(pred, on_true, on_false)
 
 

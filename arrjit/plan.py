@@ -33,14 +33,14 @@ class KernelStep:
 
 @dataclass(frozen=True)
 class LibraryStep:
-    """A library call (``core.library``); its result becomes the buffer in ``out_slot``.
+    """A library call (``core.library``); its results become the buffers in ``out_slots``.
     ``in_place_donor`` >= 0 marks a scatter that may update that donated input in place;
     ``in_perms`` reads an operand transposed (``numpy.transpose(buffer, perm)``; None: as it
     is)."""
 
     node: Node
     in_slots: tuple[int, ...]
-    out_slot: int
+    out_slots: tuple[int, ...]             # one per result (``node.outs``)
     in_place_donor: int = -1
     in_perms: tuple[tuple[int, ...] | None, ...] = ()
     in_place_temporary: bool = False   # a scatter into a computed value nothing else reads
@@ -142,7 +142,8 @@ def build_plan(lowered: Lowered, *, donate: Sequence[int] = (),
             steps.append(LoopStep(node, ins, tuple(slot[v] for v in node.outs),
                                   build_plan(loop.cond), build_plan(loop.body)))
         else:
-            steps.append(LibraryStep(node, ins, slot[node.out], donations.scatters.get(k, -1),
+            steps.append(LibraryStep(node, ins, tuple(slot[v] for v in node.outs),
+                                     donations.scatters.get(k, -1),
                                      fused_step.perms, k in in_place))
 
     outputs: list[tuple[str, Any]] = []

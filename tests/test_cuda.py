@@ -13,6 +13,7 @@ import pytest
 import arrjit
 import arrjit.numpy as anp
 from arrjit import lax
+from arrjit.scipy import special, stats
 from arrjit.backends.cuda.ptx import compile_ptx, link_cubin, plan_kernels
 from arrjit.core.ir import BINARY, UNARY
 from arrjit.passes.lower import lower
@@ -97,6 +98,15 @@ PROGRAMS = {
         lax.fori_loop(0, 3, lambda i, v: anp.tanh(v @ b) + 1.0, a),
         lax.while_loop(lambda v: v.sum() < 10.0, lambda v: v * 2.0, anp.abs(a))),
         (np.ones((3, 3)), np.eye(3))),
+    "special-functions": (lambda x, a: (
+        special.erf(x), special.erfc(x), special.gammaln(x), special.digamma(x),
+        special.gammainc(a, x), special.gammaincc(a, x), special.digamma(x.astype(np.float32)),
+        stats.norm.logcdf(x) + stats.poisson.cdf(a, x)),
+        (np.linspace(0.1, 5.0, 8), np.linspace(0.5, 9.0, 8))),
+    "linear-algebra": (lambda a, b: (
+        anp.exp(anp.linalg.solve(a * 2.0, b)), anp.linalg.eigh(a + a.T)[0].sum(),
+        anp.linalg.norm(a, 2) + anp.linalg.slogdet(a)[1]),
+        (np.eye(3) + 0.1, np.ones(3))),
     "gradients": (arrjit.value_and_grad(lambda x, w: (
         anp.sum(anp.log(anp.sum(anp.exp(x - x.max(axis=1, keepdims=True)), axis=1)))
         + anp.sum(lax.fori_loop(0, 2, lambda i, v: anp.tanh(v @ w), x) ** 2)

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .marks import stop_gradient
+from ..core.marks import stop_gradient
 
 TRANSFORMS = ("grad", "value_and_grad", "vjp", "jvp", "custom_vjp", "float0")
+JACOBIANS = ("jacfwd", "jacrev", "jacobian", "hessian")
 
-__all__ = ["stop_gradient", *TRANSFORMS]
+__all__ = ["stop_gradient", *TRANSFORMS, *JACOBIANS]
 
 
 def __getattr__(name: str) -> Any:
@@ -25,4 +26,8 @@ def __getattr__(name: str) -> Any:
         from . import transforms
 
         return getattr(transforms, name)
+    if name in JACOBIANS:
+        from . import jacobians
+
+        return getattr(jacobians, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

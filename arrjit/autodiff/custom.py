@@ -12,7 +12,7 @@ from ..core import primitives as p
 from ..core.ir import Op
 from ..core.trace import Tracer, current_trace
 from ..core.tree import flatten, unflatten
-from .marks import CustomVJP
+from ..core.marks import CustomVJP
 
 
 class custom_vjp:

@@ -19,6 +19,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .. import numpy as anp
+from ..scipy import special
 from ..core.ir import Op
 from ..core.trace import Tracer
 from .values import Value, aval
@@ -69,6 +70,27 @@ def _copysign(x: Value, y: Value) -> Value:
     return anp.where(same, anp.ones_like(x), -anp.ones_like(x))
 
 
+def _gaussian_density(x: Value) -> Value:
+    """``2 / sqrt(pi) * exp(-x**2)``: the derivative of erf."""
+    return anp.multiply(2 / math.sqrt(math.pi), anp.exp(anp.negative(anp.square(x))))
+
+
+def _gammainc_x(a: Value, x: Value) -> Value:
+    """d/dx P(a, x): the gamma density ``x**(a-1) exp(-x) / gamma(a)``."""
+    log_density = anp.subtract(anp.subtract(anp.multiply(anp.subtract(a, 1), anp.log(x)), x),
+                               special.gammaln(a))
+    return anp.exp(log_density)
+
+
+def _gammainc_a(a: Value, x: Value, upper: bool) -> Value:
+    """d/da P(a, x) (or Q) by a central difference in ``a`` (a forward one below the step)."""
+    fn = special.gammaincc if upper else special.gammainc
+    step = anp.multiply(6e-6, anp.maximum(a, 1.0))
+    low = anp.maximum(anp.subtract(a, step), 0.0)
+    high = anp.add(a, step)
+    return anp.true_divide(anp.subtract(fn(high, x), fn(low, x)), anp.subtract(high, low))
+
+
 PARTIALS: dict[Op, Partials] = {
     Op.NEG: lambda xs, out: (-1,),
     Op.ABS: lambda xs, out: (_abs(xs[0], out),),
@@ -113,6 +135,13 @@ PARTIALS: dict[Op, Partials] = {
                                    anp.exp(anp.subtract(xs[1], out))),
     Op.COPYSIGN: lambda xs, out: (_copysign(xs[0], xs[1]), None),
     Op.NEXTAFTER: lambda xs, out: (1, None),
+    Op.ERF: lambda xs, out: (_gaussian_density(xs[0]),),
+    Op.ERFC: lambda xs, out: (anp.negative(_gaussian_density(xs[0])),),
+    Op.GAMMALN: lambda xs, out: (special.digamma(xs[0]),),
+    Op.DIGAMMA: lambda xs, out: (special.polygamma(1, xs[0]),),
+    Op.GAMMAINC: lambda xs, out: (_gammainc_a(xs[0], xs[1], False), _gammainc_x(*xs)),
+    Op.GAMMAINCC: lambda xs, out: (_gammainc_a(xs[0], xs[1], True),
+                                   anp.negative(_gammainc_x(*xs))),
 }
 
 # Piecewise constant or non-numeric results: derivative zero everywhere it exists.

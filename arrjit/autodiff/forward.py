@@ -8,7 +8,7 @@ from ..core.ir import Graph, Op, Var
 from . import loops
 from .elementwise import PARTIALS, partials
 from .graphs import run_node, scalar_or_value
-from .marks import CustomVJP, StopGradient
+from ..core.marks import CustomVJP, StopGradient
 from .reverse import has_derivative
 from .rules import JVP_RULES
 from .values import Value, add, as_dtype, is_inexact, scale
@@ -39,7 +39,10 @@ def jvp_graph(graph: Graph, values: Sequence[Value], tangents: Sequence[Value | 
             touts = [None] * len(outs)
             if moving:
                 scalars = [scalar_or_value(graph, v, x) for v, x in zip(node.inputs, ins)]
-                touts = [_node_jvp(node, scalars, outs[0], tins)]
+                if node.extra:     # several results: the rule takes and gives a list
+                    touts = list(_node_jvp(node, scalars, outs, tins))
+                else:
+                    touts = [_node_jvp(node, scalars, outs[0], tins)]
         for var, value, tangent in zip(node.outs, outs, touts):
             env[var] = value
             if (tangent is not None and is_inexact(var.dtype)

@@ -16,9 +16,9 @@ from ..core.tree import unflatten
 from . import loops
 from .custom import check_bwd_result
 from .elementwise import PARTIALS, ZERO_DERIVATIVE, partials
-from .graphs import run_node, scalar_or_value
-from .marks import CustomVJP, StopGradient
-from .rules import NON_DIFFERENTIABLE, VJP_RULES
+from .graphs import input_values, run_node, scalar_or_value, trace_function
+from ..core.marks import CustomVJP, StopGradient
+from .rules import JVP_RULES, NON_DIFFERENTIABLE, VJP_RULES, transpose_of_jvp
 from .values import Value, add, as_dtype, is_inexact, scale
 
 
@@ -85,6 +85,8 @@ class Linearized:
         if node.op is Op.WHILE:
             return loops.while_backward(node, ins, self.saved[k], out_cts, self.active,
                                         vjp_graph)
+        if VJP_RULES.get(node.op) is transpose_of_jvp:
+            return _transposed_jvp(node, ins, [self.env[v] for v in node.outs], out_cts)
         ct = out_cts[0]
         out = self.env[node.out]
         if node.op in VJP_RULES:
@@ -96,6 +98,31 @@ class Linearized:
             parts = partials(node.op, ins, out)
             return [scale(ct, d) if on and d is not None else None
                     for on, d in zip(wanted, parts)]
+
+
+def _transposed_jvp(node: Node, ins: Sequence[Value], outs: list[Value],
+                    out_cts: Sequence[Value | None]) -> list[Value | None]:
+    """The input cotangents of ``node`` as the transpose of its JVP rule: the rule at
+    ``ins`` is a linear function of the tangents, traced on zero tangents and pulled back
+    by reverse mode over what it recorded."""
+    diff = [k for k, v in enumerate(node.inputs) if is_inexact(v.dtype)]
+    result_of = outs if node.extra else outs[0]
+
+    def linear(*tangents):
+        full: list[Value | None] = [None] * len(ins)
+        for k, t in zip(diff, tangents):
+            full[k] = t
+        return JVP_RULES[node.op](node, ins, result_of, full)
+
+    tangents = tuple(np.zeros(node.inputs[k].shape, node.inputs[k].dtype) for k in diff)
+    traced = trace_function(linear, tangents, f"reverse mode of {node.op.value}", ())
+    values = input_values(traced, list(tangents))
+    lin = Linearized(traced.graph, values, [True] * len(diff) + [False] * len(traced.lifted))
+    pulled = lin.backward(list(out_cts))
+    cts: list[Value | None] = [None] * len(ins)
+    for k, ct in zip(diff, pulled):
+        cts[k] = ct
+    return cts
 
 
 def _custom_backward(region: CustomVJP, env, cts, active) -> None:

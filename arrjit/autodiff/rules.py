@@ -5,7 +5,9 @@ inputs' tangents (``None`` = zero); ``VJP_RULES[op](node, ins, out, ct)`` return
 cotangent per input (``None`` = zero, or no derivative). Linear ops (views, sums, casts) push
 a tangent through the op itself (``_same_op``). Loops have their rules in ``loops``;
 elementwise ops in ``elementwise``; ops whose result has no derivative are listed in
-``NON_DIFFERENTIABLE``. ``tests/test_autodiff.py`` checks that every op is covered.
+``NON_DIFFERENTIABLE``; the linear algebra's forward rules are in ``linalg``, and their
+reverse mode is derived from them (``transpose_of_jvp``). ``tests/test_autodiff.py`` checks
+that every op is covered.
 
 Scatter with ``multiply``/``min``/``max`` and ``set`` differentiate as if indices are unique
 (duplicates are summed into each, as JAX does); at ties in ``min``/``max`` scatters the
@@ -22,6 +24,7 @@ from .. import numpy as anp
 from ..core import primitives as p
 from ..core.ir import Node, Op
 from .graphs import run_node
+from .linalg import LINALG_JVP, convolve_vjp, multilinear_jvp, solve_vjp
 from .values import (Value, as_dtype, aval, expand_reduced, gather, reshape, row, scatter,
                      set_row, slice_template, sum_to_shape, zeros)
 
@@ -228,17 +231,6 @@ def _on_diagonals(part: Value, unique: str, mine: str, shape: tuple[int, ...]) -
     return anp.einsum(spec, part, *[eye for _, eye in deltas])
 
 
-def _einsum_jvp(node, ins, out, tangents):
-    total = None
-    for k, t in enumerate(tangents):
-        if t is not None:
-            args = list(ins)
-            args[k] = t
-            term = run_node(node, args)[0]
-            total = term if total is None else anp.add(total, term)
-    return total
-
-
 def _einsum_vjp(node, ins, out, ct):
     inputs, output = _einsum_parts(node.param["subscripts"], [v.shape for v in node.inputs])
     cts = []
@@ -388,7 +380,7 @@ JVP_RULES: dict[Op, JvpRule] = {
     Op.ROLL: _same_op,
     Op.REDUCE_SUM: _same_op, Op.REDUCE_PROD: _prod_jvp,
     Op.REDUCE_MAX: _extreme_jvp, Op.REDUCE_MIN: _extreme_jvp,
-    Op.MATMUL: _matmul_jvp, Op.EINSUM: _einsum_jvp, Op.CONCATENATE: _same_op,
+    Op.MATMUL: _matmul_jvp, Op.EINSUM: multilinear_jvp, Op.CONCATENATE: _same_op,
     Op.SORT: _sort_jvp, Op.CUMSUM: _same_op, Op.CUMPROD: _cumprod_jvp,
     Op.GATHER: _linear_in((0,)), Op.SCATTER: _scatter_jvp,
 }
@@ -405,4 +397,16 @@ VJP_RULES: dict[Op, VjpRule] = {
     Op.SORT: _sort_vjp, Op.CUMSUM: _cumsum_vjp, Op.CUMPROD: _cumprod_vjp,
     Op.GATHER: _gather_vjp, Op.SCATTER: _scatter_vjp,
 }
+
+
+def transpose_of_jvp(node: Node, ins, out, ct) -> list:
+    """The VJP rule of most ops of ``LINALG_JVP``: the transpose of their JVP, which reverse
+    mode derives itself (``reverse.Linearized``) by pulling cotangents back through the
+    primitives the JVP rule records. Reverse mode recognises this rule and never calls it."""
+    raise AssertionError(f"reverse mode transposes the JVP of {node.op.value}")
+
+
+JVP_RULES.update(LINALG_JVP)
+VJP_RULES.update({op: transpose_of_jvp for op in LINALG_JVP})
+VJP_RULES.update({Op.SOLVE: solve_vjp, Op.CONVOLVE: convolve_vjp})   # linear in an operand
 assert set(JVP_RULES) == set(VJP_RULES)

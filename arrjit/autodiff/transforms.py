@@ -24,7 +24,7 @@ from ..core import primitives as p
 from ..core.trace import Tracer
 from ..core.tree import TreeDef, flatten, unflatten
 from .custom import custom_vjp
-from .marks import stop_gradient
+from ..core.marks import stop_gradient
 from .forward import jvp_graph
 from .graphs import input_values, split_outputs, trace_function
 from .reverse import Linearized

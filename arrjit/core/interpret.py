@@ -17,9 +17,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .dtypes import complex_dtype
-from .ir import LIBRARY_CALLS, UFUNC_OPS, Graph, Node, Op, ufunc_of
+from .ir import LIBRARY_CALLS, SPECIAL, UFUNC_OPS, Graph, Node, Op, ufunc_of
 from .library import LIBRARY_IMPLS
 from .rules import ARG_REDUCTIONS, REDUCTION_RULES
+from .special import SCALAR, vectorized
 
 
 def _reduce(fn):
@@ -72,6 +73,8 @@ IMPLS.update({
     Op.SLICE: slice_window,
     Op.ROLL: lambda x, *, axis, shift, out_shape: np.roll(x, shift, axis),
 })
+IMPLS.update({op: (lambda fn: lambda *xs, out_shape: fn(*xs))(vectorized(SCALAR[op.value]))
+              for op in SPECIAL})
 IMPLS.update({op: (_arg_reduce if op in ARG_REDUCTIONS else _reduce)(rule.reference)
               for op, rule in REDUCTION_RULES.items()})
 IMPLS.update({op: (lambda fn: lambda *xs, out_shape, **p: fn(*xs, **p))(LIBRARY_IMPLS[op])

@@ -101,6 +101,13 @@ class Op(enum.Enum):
     REAL = "real"              # the parts of a complex value (numpy.real / numpy.imag)
     IMAG = "imag"
     COMPLEX = "complex"        # complex(real, imag) of two same-dtype real operands
+    # special functions (``core.special``): float operands of the result's dtype
+    ERF = "erf"
+    ERFC = "erfc"
+    GAMMALN = "gammaln"
+    DIGAMMA = "digamma"
+    GAMMAINC = "gammainc"      # gammainc(a, x): the regularized lower incomplete gamma
+    GAMMAINCC = "gammaincc"
     # views (index maps; never copies inside a kernel)
     BROADCAST = "broadcast"    # params: shape (numpy broadcast_to rules)
     TRANSPOSE = "transpose"    # params: perm
@@ -130,6 +137,17 @@ class Op(enum.Enum):
     SEARCHSORTED = "searchsorted"  # params: side
     GATHER = "gather"          # params: index (a template; arrays are the other inputs)
     SCATTER = "scatter"        # params: index, mode ('set', 'add', 'multiply', 'min', 'max')
+    CONVOLVE = "convolve"      # params: mode ('full', 'same', 'valid'); 1-d, first the longer
+    # dense linear algebra (NumPy's LAPACK), batched over leading axes; several results
+    SOLVE = "solve"            # solve(a[..., n, n], b[..., n, k] or b[n])
+    INV = "inv"
+    DET = "det"
+    SLOGDET = "slogdet"        # results: sign, log|det|
+    CHOLESKY = "cholesky"      # params: upper
+    QR = "qr"                  # params: mode ('reduced', 'complete', 'r'); results: q, r (or r)
+    EIGH = "eigh"              # params: UPLO, vectors; results: w, v (or w)
+    SVD = "svd"                # params: full_matrices, vectors; results: u, s, vh (or s)
+    EIG = "eig"                # params: vectors; results (complex): w, v (or w)
 
 
 UNARY = frozenset({
@@ -146,12 +164,16 @@ BINARY = frozenset({
 })
 UFUNC_OPS = UNARY | BINARY
 COMPLEX_PARTS = frozenset({Op.REAL, Op.IMAG, Op.COMPLEX})
-ELEMENTWISE = UFUNC_OPS | COMPLEX_PARTS | {Op.SELECT, Op.CAST}
+SPECIAL = frozenset({Op.ERF, Op.ERFC, Op.GAMMALN, Op.DIGAMMA, Op.GAMMAINC, Op.GAMMAINCC})
+ELEMENTWISE = UFUNC_OPS | COMPLEX_PARTS | SPECIAL | {Op.SELECT, Op.CAST}
 VIEWS = frozenset({Op.BROADCAST, Op.TRANSPOSE, Op.RESHAPE, Op.SLICE, Op.ROLL})
 REDUCTIONS = frozenset({Op.REDUCE_SUM, Op.REDUCE_PROD, Op.REDUCE_MAX, Op.REDUCE_MIN,
                         Op.REDUCE_AND, Op.REDUCE_OR, Op.ARGMAX, Op.ARGMIN})
+LINALG = frozenset({Op.SOLVE, Op.INV, Op.DET, Op.SLOGDET, Op.CHOLESKY, Op.QR, Op.EIGH, Op.SVD,
+                    Op.EIG})
 LIBRARY_CALLS = frozenset({Op.MATMUL, Op.EINSUM, Op.CONCATENATE, Op.SORT, Op.ARGSORT,
-                           Op.CUMSUM, Op.CUMPROD, Op.SEARCHSORTED, Op.GATHER, Op.SCATTER})
+                           Op.CUMSUM, Op.CUMPROD, Op.SEARCHSORTED, Op.GATHER, Op.SCATTER,
+                           Op.CONVOLVE}) | LINALG
 CONTROL_FLOW = frozenset({Op.WHILE})
 ALL_OPS = frozenset(Op)
 assert ELEMENTWISE | VIEWS | REDUCTIONS | LIBRARY_CALLS | CONTROL_FLOW | {Op.CONST} == ALL_OPS

@@ -2,7 +2,8 @@
 sorting, fancy indexing, scatter with duplicates). A plan runs them between native segments on
 materialised operands; the interpreter uses the same table, so both agree by construction.
 
-Each entry: ``fn(*operands, **params) -> ndarray``.
+Each entry: ``fn(*operands, **params) -> ndarray`` (a tuple of them for an op with several
+results: the dense linear algebra of ``LINALG_IMPLS``).
 """
 from __future__ import annotations
 
@@ -66,7 +67,31 @@ def scatter(x: np.ndarray, *operands: np.ndarray, index: tuple, mode: str,
     return out
 
 
-LIBRARY_IMPLS: dict[Op, Callable[..., np.ndarray]] = {
+def _complex_results(w, v=None):
+    """``numpy.linalg.eig``'s results as complex arrays, whatever the eigenvalues are (NumPy
+    returns real arrays when they all are real: a dtype a compiled program cannot wait for)."""
+    dtype = np.result_type(w, np.complex64)
+    return np.asarray(w, dtype) if v is None else (np.asarray(w, dtype), np.asarray(v, dtype))
+
+
+LINALG_IMPLS: dict[Op, Callable[..., Any]] = {
+    Op.SOLVE: lambda a, b: np.linalg.solve(a, b),
+    Op.INV: lambda a: np.linalg.inv(a),
+    Op.DET: lambda a: np.linalg.det(a),
+    Op.SLOGDET: lambda a: tuple(np.linalg.slogdet(a)),
+    Op.CHOLESKY: lambda a, upper: np.linalg.cholesky(a, upper=upper),
+    Op.QR: lambda a, mode: (np.linalg.qr(a, mode="r") if mode == "r" else
+                            tuple(np.linalg.qr(a, mode=mode))),
+    Op.EIGH: lambda a, UPLO, vectors: (tuple(np.linalg.eigh(a, UPLO)) if vectors else
+                                       np.linalg.eigvalsh(a, UPLO)),
+    Op.SVD: lambda a, full_matrices, vectors: (
+        tuple(np.linalg.svd(a, full_matrices=full_matrices)) if vectors else
+        np.linalg.svd(a, compute_uv=False)),
+    Op.EIG: lambda a, vectors: (_complex_results(*np.linalg.eig(a)) if vectors else
+                                _complex_results(np.linalg.eigvals(a))),
+}
+
+LIBRARY_IMPLS: dict[Op, Callable[..., Any]] = {
     Op.MATMUL: lambda a, b: np.matmul(a, b),
     Op.EINSUM: lambda *ops, subscripts: np.einsum(subscripts, *ops, optimize=True),
     Op.CONCATENATE: lambda *xs, axis: np.concatenate(xs, axis=axis),
@@ -77,12 +102,18 @@ LIBRARY_IMPLS: dict[Op, Callable[..., np.ndarray]] = {
     Op.SEARCHSORTED: lambda a, v, side: np.asarray(np.searchsorted(a, v, side=side)),
     Op.GATHER: gather,
     Op.SCATTER: scatter,
+    Op.CONVOLVE: lambda a, v, mode: np.convolve(a, v, mode=mode),
+    **LINALG_IMPLS,
 }
 
 
 def call(op: Op, operands: Sequence[np.ndarray], params: dict[str, Any],
-         dtype: np.dtype) -> np.ndarray:
-    """Run one library op; the result is C-ordered, as every kernel that reads it assumes
-    (NumPy's ``a[:, idx]`` and ``einsum`` may answer with transposed layouts)."""
+         dtypes: np.dtype | tuple[np.dtype, ...]) -> Any:
+    """Run one library op; each result is C-ordered, as every kernel that reads it assumes
+    (NumPy's ``a[:, idx]`` and ``einsum`` may answer with transposed layouts). ``dtypes``:
+    the result's dtype, or a tuple of them for an op with several results (a tuple of
+    arrays then comes back)."""
     out = LIBRARY_IMPLS[op](*operands, **params)
-    return np.asarray(out, dtype=dtype, order="C")
+    if isinstance(dtypes, tuple):
+        return tuple(np.asarray(x, dtype=dt, order="C") for x, dt in zip(out, dtypes))
+    return np.asarray(out, dtype=dtypes, order="C")

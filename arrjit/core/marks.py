@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..core.ir import Op, Var
-from ..core.trace import Tracer
-from ..core.tree import TreeDef, tree_map
+from .ir import Op, Var
+from .trace import Tracer
+from .tree import TreeDef, tree_map
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from .. import errors
 from .dtypes import (Aval, aval_of_python_scalar, check_supported, complex_dtype, real_dtype,
                      resolve_ufunc)
 from .ir import Op, Var, ufunc_of
+from . import special
 from .sizes import Size
 from .trace import TraceContext, Tracer
 
@@ -182,6 +183,33 @@ def bind_complex_part(op: Op, x: Operand) -> Operand:
     return Tracer(ctx, out, x.sources)
 
 
+def special_dtype(op: Op, avals: Sequence[Aval]) -> np.dtype:
+    """The dtype a special function computes in: float32 for float32 operands (NEP 50:
+    Python scalars adapt), float64 for every other real kind, as SciPy's ufuncs loop."""
+    from .dtypes import result_type
+
+    dtype, _ = result_type(*avals)
+    if dtype.kind == "c":
+        raise errors.UnsupportedDtypeError(
+            f"{op.value} of complex values is not supported; pass real values")
+    return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
+
+
+def bind_special(op: Op, *operands: Operand) -> Operand:
+    """A special function (``ir.SPECIAL``) of broadcast operands, in ``special_dtype``."""
+    avals = [aval_of(x) for x in operands]
+    dtype = special_dtype(op, avals)
+    shape = broadcast_shapes_like_numpy([a.shape for a in avals])
+    ctx = find_trace(operands)
+    if ctx is None:
+        return special.vectorized(special.SCALAR[op.value])(
+            *(np.asarray(x, dtype) for x in operands))
+    vars_ = [broadcast_var(ctx, cast_var(ctx, as_var(ctx, x, dtype), dtype), shape)
+             for x in operands]
+    out = ctx.add_node(op, tuple(vars_), Aval(shape, dtype))
+    return Tracer(ctx, out, sources_of(operands))
+
+
 def bind_complex(re: Operand, im: Operand) -> Operand:
     """The complex array with parts ``re`` and ``im`` (float arrays of one dtype and shape),
     every part kept exactly (signed zeros, infinities and NaNs included)."""
@@ -295,6 +323,24 @@ def bind_library(op: Op, operands: Sequence[Operand], aval: Aval, eager, **param
     vars_ = tuple(as_var(ctx, x) for x in operands)
     out = ctx.add_node(op, vars_, aval, **params)
     return Tracer(ctx, out, sources_of(operands))
+
+
+def bind_results(op: Op, operands: Sequence[Operand], eager, **params) -> Operand:
+    """A library primitive of ``core.rules.LIBRARY_RESULTS`` (one result, or a tuple of
+    several: ``qr``, ``eigh``, ``svd``...): the result avals come from that table, so a bad
+    shape fails here, where it is recorded. ``eager()`` answers outside a trace."""
+    from .rules import LIBRARY_RESULTS
+
+    ctx = find_trace(operands)
+    avals = LIBRARY_RESULTS[op](*(aval_of(x) for x in operands), **params)
+    if ctx is None:
+        return eager()
+    vars_ = tuple(as_var(ctx, x) for x in operands)
+    sources = sources_of(operands)
+    if len(avals) == 1:
+        return Tracer(ctx, ctx.add_node(op, vars_, avals[0], **params), sources)
+    outs = ctx.add_multi(op, vars_, avals, **params)
+    return tuple(Tracer(ctx, v, sources) for v in outs)
 
 
 def bind_reduce(op: Op, x: Operand, axes: tuple[int, ...], dtype: np.dtype,

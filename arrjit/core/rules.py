@@ -26,7 +26,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .dtypes import Aval, complex_dtype, real_dtype
-from .ir import LIBRARY_CALLS, REDUCTIONS, UFUNC_OPS, Node, Op, ufunc_of
+from .ir import LIBRARY_CALLS, REDUCTIONS, SPECIAL, UFUNC_OPS, Node, Op, ufunc_of
 from .library import LIBRARY_IMPLS
 
 # -- cost: whether recomputing an elementwise value (under a broadcast, or per element of a
@@ -45,7 +45,8 @@ _CHEAP_OPS = (
     Op.BITWISE_AND, Op.BITWISE_OR, Op.BITWISE_XOR, Op.LEFT_SHIFT, Op.RIGHT_SHIFT, Op.SELECT,
     Op.CAST, Op.CONJ, Op.REAL, Op.IMAG, Op.COMPLEX,
 )
-COSTLY: dict[Op, bool] = {**{op: True for op in _COSTLY_OPS}, **{op: False for op in _CHEAP_OPS}}
+COSTLY: dict[Op, bool] = {**{op: True for op in _COSTLY_OPS + tuple(SPECIAL)},
+                          **{op: False for op in _CHEAP_OPS}}
 
 
 # -- reductions ------------------------------------------------------------------------------------
@@ -171,6 +172,108 @@ def _library_eval(node: Node) -> Aval:
     return Aval(tuple(out.shape), out.dtype)
 
 
+# -- the results of library ops whose shapes NumPy cannot be asked on stand-ins (LAPACK raises
+# on singular zeros): per op, the avals of every result from the operands' avals and params
+def _batch(*avals: Aval, core: int = 2) -> tuple[int, ...]:
+    return tuple(np.broadcast_shapes(*(a.shape[:a.ndim - core] for a in avals)))
+
+
+def _square(a: Aval, what: str) -> int:
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"{what} needs square matrices in its last two axes, got {a}")
+    return a.shape[-1]
+
+
+def _solve_results(a: Aval, b: Aval) -> list[Aval]:
+    """``b`` is one vector when it is 1-d, else a stack of matrices (NumPy 2's rule)."""
+    n = _square(a, "solve")
+    if b.ndim == 1:
+        if b.shape[0] != n:
+            raise ValueError(f"solve: b {b} does not have {n} elements for a {a}")
+        return [Aval(a.shape[:-1], a.dtype)]
+    if b.shape[-2] != n:
+        raise ValueError(f"solve: b {b} does not have {n} rows for a {a}")
+    return [Aval(_batch(a, b) + b.shape[-2:], a.dtype)]
+
+
+def _qr_results(a: Aval, mode: str) -> list[Aval]:
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    r_rows = m if mode == "complete" else k
+    r = Aval(batch + (r_rows, n), a.dtype)
+    if mode == "r":
+        return [r]
+    return [Aval(batch + (m, r_rows), a.dtype), r]
+
+
+def _svd_results(a: Aval, full_matrices: bool, vectors: bool) -> list[Aval]:
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    s = Aval(batch + (k,), real_dtype(a.dtype))
+    if not vectors:
+        return [s]
+    rows, cols = (m, n) if full_matrices else (k, k)
+    return [Aval(batch + (m, rows), a.dtype), s, Aval(batch + (cols, n), a.dtype)]
+
+
+def _eigh_results(a: Aval, UPLO: str, vectors: bool) -> list[Aval]:
+    n = _square(a, "eigh")
+    w = Aval(a.shape[:-2] + (n,), real_dtype(a.dtype))
+    return [w, Aval(a.shape, a.dtype)] if vectors else [w]
+
+
+def _eig_results(a: Aval, vectors: bool) -> list[Aval]:
+    n = _square(a, "eig")
+    dtype = np.result_type(a.dtype, np.complex64)
+    w = Aval(a.shape[:-2] + (n,), dtype)
+    return [w, Aval(a.shape, dtype)] if vectors else [w]
+
+
+def _convolve_results(a: Aval, v: Aval, mode: str) -> list[Aval]:
+    n, m = a.shape[0], v.shape[0]
+    length = {"full": n + m - 1, "same": max(n, m), "valid": max(n, m) - min(n, m) + 1}[mode]
+    return [Aval((length,), a.dtype)]
+
+
+def _square_results(what: str):
+    """A square matrix per matrix (inv, cholesky)."""
+    def results(a: Aval, **_: Any) -> list[Aval]:
+        _square(a, what)
+        return [Aval(a.shape, a.dtype)]
+    return results
+
+
+def _det_results(a: Aval) -> list[Aval]:
+    _square(a, "det")
+    return [Aval(a.shape[:-2], a.dtype)]
+
+
+def _slogdet_results(a: Aval) -> list[Aval]:
+    _square(a, "slogdet")
+    return [Aval(a.shape[:-2], a.dtype), Aval(a.shape[:-2], real_dtype(a.dtype))]
+
+
+LIBRARY_RESULTS: dict[Op, Callable[..., list[Aval]]] = {
+    Op.SOLVE: _solve_results,
+    Op.INV: _square_results("inv"),
+    Op.DET: _det_results,
+    Op.SLOGDET: _slogdet_results,
+    Op.CHOLESKY: _square_results("cholesky"),
+    Op.QR: _qr_results,
+    Op.EIGH: _eigh_results,
+    Op.SVD: _svd_results,
+    Op.EIG: _eig_results,
+    Op.CONVOLVE: _convolve_results,
+}
+
+
+def library_results(node: Node) -> list[Aval]:
+    """The avals of every result of a library node in ``LIBRARY_RESULTS``."""
+    return LIBRARY_RESULTS[node.op](*(v.aval for v in node.inputs), **node.param)
+
+
 ABSTRACT_EVAL: dict[Op, AbstractEval] = {op: _ufunc_eval for op in UFUNC_OPS}
 ABSTRACT_EVAL.update({
     Op.CONST: lambda n: Aval(tuple(n.param["value"].array.shape), n.param["value"].array.dtype),
@@ -179,6 +282,7 @@ ABSTRACT_EVAL.update({
     Op.REAL: lambda n: Aval(n.inputs[0].shape, real_dtype(n.inputs[0].dtype)),
     Op.IMAG: lambda n: Aval(n.inputs[0].shape, real_dtype(n.inputs[0].dtype)),
     Op.COMPLEX: lambda n: Aval(n.inputs[0].shape, complex_dtype(n.inputs[0].dtype)),
+    **{op: (lambda n: Aval(_common_shape(n), n.inputs[0].dtype)) for op in SPECIAL},
     Op.BROADCAST: lambda n: Aval(tuple(np.broadcast_shapes(n.inputs[0].shape,
                                                            tuple(n.param["shape"]))),
                                  n.inputs[0].dtype),
@@ -196,5 +300,7 @@ ABSTRACT_EVAL.update({op: (lambda n: Aval(_reduced_shape(n), np.dtype(np.bool_))
                       for op in (Op.REDUCE_AND, Op.REDUCE_OR)})
 ABSTRACT_EVAL.update({op: (lambda n: Aval(_reduced_shape(n), np.dtype(np.int64)))
                       for op in ARG_REDUCTIONS})
-ABSTRACT_EVAL.update({op: _library_eval for op in LIBRARY_CALLS - {Op.MATMUL}})
+ABSTRACT_EVAL.update({op: _library_eval for op in LIBRARY_CALLS - {Op.MATMUL}
+                      - set(LIBRARY_RESULTS)})
+ABSTRACT_EVAL.update({op: (lambda n: library_results(n)[0]) for op in LIBRARY_RESULTS})
 assert set(ABSTRACT_EVAL) == set(Op)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..core.ir import (CONTROL_FLOW, ELEMENTWISE, REDUCTIONS, Graph, Node, Op, Var)
+from ..core.ir import (CONTROL_FLOW, ELEMENTWISE, LINALG, REDUCTIONS, Graph, Node, Op, Var)
 
 
 class _UnionFind:
@@ -233,7 +233,8 @@ Rule = Callable[[_Builder, Node], None]
 AXIS_RULES: dict[Op, Rule] = {
     **{op: _elementwise for op in ELEMENTWISE},
     **{op: _reduce for op in REDUCTIONS},
-    **{op: _Builder.all_whole for op in CONTROL_FLOW | {Op.EINSUM, Op.GATHER, Op.SCATTER}},
+    **{op: _Builder.all_whole for op in CONTROL_FLOW | LINALG | {Op.EINSUM, Op.GATHER,
+                                                                  Op.SCATTER, Op.CONVOLVE}},
     Op.CONST: _const,
     Op.BROADCAST: _broadcast,
     Op.TRANSPOSE: _transpose,

@@ -1,5 +1,6 @@
-"""Linear algebra of ``arrjit.numpy``: dot, matmul, vdot, inner, outer, tensordot, einsum.
-Contractions become transposes and reshapes around one BLAS-backed matmul."""
+"""Contractions of ``arrjit.numpy``: dot, matmul, vdot, inner, outer, tensordot, einsum.
+They become transposes and reshapes around one BLAS-backed matmul. (The matrix functions of
+``numpy.linalg`` are ``arrjit.numpy.linalg``.)"""
 from __future__ import annotations
 
 import operator

@@ -1,2 +1,3 @@
-"""``arrjit.scipy``: the SciPy functions JAX also offers under ``jax.scipy``."""
-from . import special  # noqa: F401
+"""``arrjit.scipy``: the SciPy functions JAX also offers under ``jax.scipy``: ``special``
+(special functions) and ``stats`` (distributions' densities and CDFs)."""
+from . import special, stats  # noqa: F401

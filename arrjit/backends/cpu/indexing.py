@@ -90,7 +90,7 @@ def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> Ren
     if node.op is Op.CONCATENATE:
         body = render_concatenate(avals, node.param["axis"])
     else:
-        body = render_body(node.op, node.param["index"], avals, slot_avals[step.out_slot],
+        body = render_body(node.op, node.param["index"], avals, slot_avals[step.out_slots[0]],
                            node.param.get("mode", "set"), in_place)
     reads = ", ".join(f"r{k}" for k in range(len(avals)))
     name = f"{node.op.value}_{hashlib.sha256(body.encode()).hexdigest()[:16]}"

@@ -100,7 +100,7 @@ def _library_call(seg: LibrarySegment, plan, names: dict[int, str], carried: lis
     its operand's buffer in place when nothing reads that buffer afterwards and it is a value
     computed in the body or a carry's own buffer (``now<k>``): then a scatter into carry
     ``k`` leaves the result where it is, and ``kept`` collects ``k`` (it is not swapped)."""
-    step, out = seg.step, seg.step.out_slot
+    step, out = seg.step, seg.step.out_slots[0]
     x_name = names[step.in_slots[0]]
     unread = x_name not in {names.get(s) for s in later_reads}
     own_carry = x_name.startswith("now") and unread

@@ -142,7 +142,9 @@ def make_runner(executable: CpuExecutable) -> Callable | None:
         elif isinstance(seg, LibrarySegment):
             ns[f"seg{k}"] = seg
             ins = ", ".join(names[s] for s in seg.in_slots)
-            lines.append(f"    {names[seg.out_slot]} = seg{k}.compute({ins})")
+            outs = ", ".join(names[s] for s in seg.out_slots)
+            comma = "," if len(seg.out_slots) > 1 else ""
+            lines.append(f"    {outs}{comma} = seg{k}.compute({ins})")
         else:  # a loop: several results
             ns[f"seg{k}"] = seg
             ins = ", ".join(names[s] for s in seg.in_slots)

@@ -157,7 +157,7 @@ def _partials(kernel: Kernel, count: int) -> list[np.ndarray]:
 
 
 class LibrarySegment:
-    """A library call; its result becomes the buffer in ``out_slot``."""
+    """A library call; its results become the buffers in ``out_slots``."""
 
     sources: tuple[str, ...] = ()  # NumPy code: nothing generated
 
@@ -165,22 +165,29 @@ class LibrarySegment:
         self.step = step
         self.node = step.node
         self.in_slots = list(step.in_slots)
-        self.out_slot = step.out_slot
+        self.out_slots = list(step.out_slots)
         self.in_place_donor = step.in_place_donor
         self.in_place = step.in_place
         self.perms = step.in_perms if any(step.in_perms) else ()
 
-    def compute(self, *operands: np.ndarray) -> np.ndarray:
+    def compute(self, *operands: np.ndarray) -> Any:
+        """The result (a tuple of them for an op with several)."""
         return self._call(operands, self.in_place)
 
-    def _call(self, operands, in_place: bool) -> np.ndarray:
+    def _call(self, operands, in_place: bool) -> Any:
         if self.perms:   # transposed views: BLAS reads them without a copy
             operands = [x if perm is None else x.transpose(perm)
                         for x, perm in zip(operands, self.perms)]
         node = self.node
         params = dict(node.param, in_place=True) if in_place else node.param
-        return library.call(node.op, operands, params, node.out.dtype)
+        dtypes = tuple(v.dtype for v in node.outs) if node.extra else node.out.dtype
+        return library.call(node.op, operands, params, dtypes)
 
     def __call__(self, bufs: list, in_place: bool | None = None) -> None:
         in_place = self.in_place if in_place is None else in_place
-        bufs[self.out_slot] = self._call([bufs[s] for s in self.in_slots], in_place)
+        result = self._call([bufs[s] for s in self.in_slots], in_place)
+        if len(self.out_slots) == 1:
+            bufs[self.out_slots[0]] = result
+        else:
+            for slot, value in zip(self.out_slots, result):
+                bufs[slot] = value

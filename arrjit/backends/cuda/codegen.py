@@ -50,9 +50,9 @@ CACHE = False
 
 def prelude(simulated: bool) -> str:
     """The generated module's imports; ``_m`` is the math namespace
-    (``gpumath`` on a GPU, ``simmath`` on the simulator). Kernels call no device functions:
-    numba-cuda compiles those for the current device, so PTX for a given ``cc`` could not
-    be made without a GPU."""
+    (``gpumath`` on a GPU, ``simmath`` on the simulator). Kernels call no device functions
+    but those numba inlines (``inline="always"``): numba-cuda compiles a called one for the
+    current device, so PTX for a given ``cc`` could not be made without a GPU."""
     math_module = "simmath" if simulated else "gpumath"
     return _PRELUDE.format(version=CODEGEN_VERSION,
                            math_import=f"from arrjit.backends.cuda import {math_module} as _m")

@@ -1,9 +1,15 @@
 """The math functions generated CUDA kernels call as ``_m.<name>`` on a GPU: numba-cuda's
 ``math`` (libdevice, full precision, float32 functions for float32 operands) and libdevice
-itself where ``math`` has no entry. ``simmath`` has the same names for the simulator."""
+itself where ``math`` has no entry; the special functions of ``core.special`` as device
+functions that numba inlines into the kernel (``inline="always"``: the kernel calls no
+function, so it compiles to PTX without a driver). ``simmath`` has the same names for the
+simulator."""
 import math
 
+from numba import cuda
 from numba.cuda import libdevice
+
+from ...core import special as _special
 
 exp, log, log1p, log2, log10, expm1 = math.exp, math.log, math.log1p, math.log2, math.log10, \
     math.expm1
@@ -15,3 +21,6 @@ floor, copysign = math.floor, math.copysign
 asinh, acosh, atanh = math.asinh, math.acosh, math.atanh
 nextafter, nextafterf = libdevice.nextafter, libdevice.nextafterf
 cbrt, cbrtf = libdevice.cbrt, libdevice.cbrtf
+erf, erfc, gammaln = math.erf, math.erfc, math.lgamma
+digamma = cuda.jit(device=True, inline="always")(_special.digamma)
+incomplete_gamma = cuda.jit(device=True, inline="always")(_special.incomplete_gamma)

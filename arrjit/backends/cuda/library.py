@@ -66,7 +66,7 @@ class LibraryCall:
     def __init__(self, step: LibraryStep):
         self.node = step.node
         self.in_slots = list(step.in_slots)
-        self.out_slot = step.out_slot
+        self.out_slots = list(step.out_slots)
         self.in_place_donor = step.in_place_donor
         self.in_place = step.in_place
         self.perms = step.in_perms if any(step.in_perms) else ()
@@ -86,10 +86,18 @@ class LibraryCall:
             if out is not None:
                 return out
         host = [to_host(x) for x in operands]
+        if node.extra:
+            dtypes = tuple(v.dtype for v in node.outs)
+            return tuple(to_device(x) for x in library.call(node.op, host, node.param, dtypes))
         return to_device(library.call(node.op, host, node.param, node.out.dtype))
 
     def __call__(self, bufs: list, in_place: bool | None = None) -> None:
         """Run on ``bufs``; a scatter updates its donated input in place unless the caller
         says it is aliased (``in_place=False``)."""
         in_place = self.in_place if in_place is None else in_place
-        bufs[self.out_slot] = self.compute(*(bufs[s] for s in self.in_slots), in_place=in_place)
+        result = self.compute(*(bufs[s] for s in self.in_slots), in_place=in_place)
+        if len(self.out_slots) == 1:
+            bufs[self.out_slots[0]] = result
+        else:
+            for slot, value in zip(self.out_slots, result):
+                bufs[slot] = value

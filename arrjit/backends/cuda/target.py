@@ -14,7 +14,8 @@ _fields: dict[str, Any] | None = None
 # the code that decides what generated source means (its edits invalidate cached entries)
 _GENERATOR_FILES = ("backends/source.py", "backends/cuda/codegen.py",
                     "backends/cuda/expressions.py", "backends/cuda/reduce.py",
-                    "passes/fuse.py", "passes/kernel.py", "runtime/compile.py")
+                    "passes/fuse.py", "passes/kernel.py", "runtime/compile.py",
+                    "backends/cuda/gpumath.py", "backends/cuda/simmath.py", "core/special.py")
 
 
 def _version(read: Callable[[], Any]) -> str:
