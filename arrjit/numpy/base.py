@@ -9,6 +9,7 @@ array([-1.,  1.,  1.])
 from __future__ import annotations
 
 import builtins
+import operator as _operator
 from typing import Any as _Any
 
 import numpy as _np
@@ -207,15 +208,106 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None):
     return _placed(_traced_constant(out), device, "arange")
 
 
-def linspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, *, device=None):
-    """``numpy.linspace`` with concrete bounds."""
-    if _is_traced(start, stop):
+def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False,
+             dtype=None, axis: int = 0, *, device=None):
+    """``numpy.linspace``; ``num`` is static (it is the length), the bounds may be traced
+    (arrays of bounds give one sequence per element, along ``axis``). Computed as NumPy
+    computes it: ``arange(num) * step + start`` in the bounds' inexact dtype, the last
+    element exactly ``stop``.
+
+    >>> import arrjit
+    >>> arrjit.jit(lambda a, b: linspace(a, b, 5))(0.0, 1.0)
+    array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
+    num = _operator.index(num) if not isinstance(num, _Tracer) else num
+    if isinstance(num, _Tracer):
         raise _p.errors.ConcretizationTypeError(
-            "anp.linspace with traced bounds is not supported; pass the bounds as static "
-            "arguments (static_argnames=...)")
-    return _placed(_traced_constant(_np.linspace(start, stop, num, endpoint=endpoint,
-                                                dtype=_checked_dtype(dtype, "linspace"))),
-                   device, "linspace")
+            f"anp.linspace num is a traced value {num.aval}: the length of an array must be "
+            f"known while tracing. Mark that argument static (static_argnames=...).")
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    out_dtype = _checked_dtype(dtype, "linspace")
+    if not _is_traced(start, stop):
+        out = _np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep,
+                           dtype=out_dtype, axis=axis)
+        values = out[0] if retstep else out
+        _check_supported(values.dtype, "linspace")
+        values = _placed(_traced_constant(values), device, "linspace")
+        return (values, out[1]) if retstep else values
+    start, stop = asarray(start), asarray(stop)
+    dt = _result_type(_p.aval_of(start), _p.aval_of(stop))[0]
+    if dt.kind not in "fc":
+        dt = _np.dtype(float64)
+    div = (num - 1) if endpoint else num
+    delta = subtract(astype(stop, dt), astype(start, dt))  # noqa: F821
+    ramp = reshape(arange(0, num, dtype=dt), (-1,) + (1,) * delta.ndim)
+    if div > 0:
+        step = true_divide(delta, div)  # noqa: F821
+        y = where(equal(step, 0), multiply(true_divide(ramp, div), delta),  # noqa: F821
+                  multiply(ramp, step))  # noqa: F821
+    else:
+        step = full(delta.shape, _np.nan, dt)
+        y = multiply(ramp, delta)  # noqa: F821
+    y = add(y, start)  # noqa: F821
+    if endpoint and num > 1:
+        last = reshape(equal(arange(num), num - 1), (-1,) + (1,) * delta.ndim)  # noqa: F821
+        y = where(last, astype(stop, dt), y)
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    if out_dtype is not None:
+        if out_dtype.kind in "iu":
+            y = floor(y)  # noqa: F821
+        y = astype(y, out_dtype)
+    return (y, step) if retstep else y
+
+
+def logspace(start, stop, num: int = 50, endpoint: bool = True, base=10.0, dtype=None,
+             axis: int = 0):
+    """``numpy.logspace``: ``base ** linspace(start, stop, num)``; bounds may be traced."""
+    if not _is_traced(start, stop, base):
+        return _traced_constant(_np.logspace(start, stop, num, endpoint=endpoint, base=base,
+                                             dtype=_checked_dtype(dtype, "logspace"), axis=axis))
+    y = linspace(start, stop, num, endpoint=endpoint, axis=axis)
+    if _np.ndim(base) if not isinstance(base, _Tracer) else base.ndim:
+        base = expand_dims(asarray(base), axis)
+    y = power(base, y)  # noqa: F821
+    return y if dtype is None else astype(y, _check_supported(dtype, "logspace"))
+
+
+def geomspace(start, stop, num: int = 50, endpoint: bool = True, dtype=None, axis: int = 0):
+    """``numpy.geomspace``: a geometric sequence from ``start`` to ``stop`` (bounds may be
+    traced, and must be nonzero), computed as NumPy computes it: in at least float64, by
+    ``logspace`` between the logarithms of the bounds rotated onto the positive reals, with
+    the end points exact."""
+    if not _is_traced(start, stop):
+        return _traced_constant(_np.geomspace(start, stop, num, endpoint=endpoint,
+                                              dtype=_checked_dtype(dtype, "geomspace"),
+                                              axis=axis))
+    start, stop = asarray(start), asarray(stop)
+    dt = _result_type(_p.aval_of(start), _p.aval_of(stop), _p.Aval((), _np.dtype(float64)))[0]
+    start, stop = astype(start, dt), astype(stop, dt)
+    sign = _np_sign(start)
+    y = logspace(log10(true_divide(start, sign)),  # noqa: F821
+                 log10(true_divide(stop, sign)), num,  # noqa: F821
+                 endpoint=endpoint)
+    bounds_shape = (-1,) + (1,) * (y.ndim - 1)
+    if num:
+        first = reshape(equal(arange(num), 0), bounds_shape)  # noqa: F821
+        y = where(first, true_divide(start, sign), y)  # noqa: F821
+        if endpoint and num > 1:
+            last = reshape(equal(arange(num), num - 1), bounds_shape)  # noqa: F821
+            y = where(last, true_divide(stop, sign), y)  # noqa: F821
+    y = multiply(y, sign)  # noqa: F821
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    return y if dtype is None else astype(y, _check_supported(dtype, "geomspace"))
+
+
+def _np_sign(x):
+    """NumPy 2's ``sign``: ``x / |x|`` for complex values."""
+    if x.dtype.kind == "c":
+        return true_divide(x, absolute(x))  # noqa: F821
+    return sign(x)  # noqa: F821
 
 
 # --------------------------------------------------------------------------------------------

@@ -22,7 +22,17 @@ from ..core.trace import Tracer
 
 
 def is_advanced(items) -> bool:
-    return any(isinstance(it, (Tracer, list, np.ndarray)) for it in items)
+    return any(isinstance(it, (Tracer, list, np.ndarray, range)) for it in items)
+
+
+def _index_array(it):
+    """A sequence used as an index, as an array: a ``range`` or list of ints (static) as
+    NumPy's, a list holding traced values stacked into one traced array."""
+    if isinstance(it, range):
+        return np.arange(it.start, it.stop, it.step)
+    if isinstance(it, list) and anp._contains_tracer(it):
+        return anp.asarray(it)
+    return np.asarray(it)
 
 
 def split_index(x: Tracer, index) -> tuple[tuple, list]:
@@ -31,9 +41,9 @@ def split_index(x: Tracer, index) -> tuple[tuple, list]:
     template: list = []
     arrays: list = []
     for it in items:
-        if isinstance(it, (list, np.ndarray)) or isinstance(it, Tracer):
+        if isinstance(it, (list, np.ndarray, range)) or isinstance(it, Tracer):
             if not isinstance(it, Tracer):
-                it = np.asarray(it)
+                it = _index_array(it)
             if it.dtype == np.bool_:
                 if isinstance(it, Tracer):
                     raise IndexError(

@@ -150,3 +150,42 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
             f"anp.sort plus a comparison with the shifted array to mark first occurrences.")
     return np.unique(ar, return_index=return_index, return_inverse=return_inverse,
                      return_counts=return_counts, axis=axis)
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """``numpy.trace``: the sum of the ``offset`` diagonal along ``axis1`` and ``axis2``."""
+    if out is not None:
+        raise TypeError("anp.trace: out= is not supported; arrays are immutable")
+    if not _traced(a):
+        return np.trace(a, offset, axis1, axis2, dtype=dtype)
+    return reductions.sum(shapes.diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """``numpy.cross``: the cross product of 2- or 3-vectors along the given axes (a 2-d
+    product is the scalar z component, as in NumPy)."""
+    if not _traced(a, b):
+        return np.cross(a, b, axisa, axisb, axisc, axis)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = anp.moveaxis(anp.asarray(a), axisa, -1)
+    b = anp.moveaxis(anp.asarray(b), axisb, -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    dtype = np.result_type(a.dtype, b.dtype)
+    a, b = a.astype(dtype), b.astype(dtype)
+    a0, a1, b0, b1 = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
+    a2 = a[..., 2] if a.shape[-1] == 3 else None
+    b2 = b[..., 2] if b.shape[-1] == 3 else None
+    z = anp.subtract(anp.multiply(a0, b1), anp.multiply(a1, b0))
+    if a2 is None and b2 is None:
+        return z
+    if a2 is None:
+        x, y = anp.multiply(a1, b2), anp.negative(anp.multiply(a0, b2))
+    elif b2 is None:
+        x, y = anp.negative(anp.multiply(a2, b1)), anp.multiply(a2, b0)
+    else:
+        x = anp.subtract(anp.multiply(a1, b2), anp.multiply(a2, b1))
+        y = anp.subtract(anp.multiply(a2, b0), anp.multiply(a0, b2))
+    return anp.moveaxis(shapes.stack([x, y, z], axis=-1), -1, axisc)
+

@@ -45,29 +45,66 @@ def _probe_dtype(np_fn, dtype_in: np.dtype, **kwargs) -> np.dtype:
     return check_supported(out, np_fn.__name__)
 
 
+# how an ``initial`` value joins each reduction's result
+_WITH_INITIAL = {Op.REDUCE_SUM: "add", Op.REDUCE_PROD: "multiply", Op.REDUCE_MAX: "maximum",
+                 Op.REDUCE_MIN: "minimum", Op.REDUCE_AND: "logical_and",
+                 Op.REDUCE_OR: "logical_or"}
+_IDENTITY = {Op.REDUCE_SUM: 0, Op.REDUCE_PROD: 1, Op.REDUCE_AND: True, Op.REDUCE_OR: False}
+
+
+def _masked(a, where, fill):
+    """``a`` with ``fill`` where the mask ``where`` (broadcast to ``a``'s shape) is False."""
+    mask = anp.asarray(where)
+    if mask.dtype != np.bool_:
+        raise TypeError(f"where= must be a boolean mask, got {mask.dtype}")
+    try:
+        np.broadcast_shapes(mask.shape, a.shape)
+    except ValueError:
+        raise ValueError(f"where= of shape {mask.shape} does not broadcast to the array's "
+                         f"shape {a.shape}") from None
+    return anp.where(mask, a, fill)
+
+
 def _reduction(op: Op, np_fn, identity: bool, name: str):
-    def reduce(a, axis=None, dtype=None, out=None, keepdims=False):
+    def reduce(a, axis=None, dtype=None, out=None, keepdims=False, *, initial=None,
+               where=None):
         if out is not None:
             raise TypeError(f"anp.{name}: out= is not supported; arrays are immutable")
-        if not isinstance(a, Tracer):
+        if not builtins.any(isinstance(v, Tracer) for v in (a, initial, where)):
             kwargs = {} if dtype is None or not _takes_dtype else {"dtype": dtype}
+            if initial is not None:
+                kwargs["initial"] = initial
+            if where is not None:
+                kwargs["where"] = where
             return np_fn(np.asarray(a) if p.is_python_scalar(a) else a, axis=axis,
                          keepdims=keepdims, **kwargs)
+        a = anp.asarray(a)
         axes = _axes(axis, a.ndim)
         kwargs = {"dtype": dtype} if (dtype is not None and _takes_dtype) else {}
         result_dtype = _probe_dtype(np_fn, a.dtype, **kwargs)
-        if not identity and builtins.any(a.shape[i] == 0 for i in axes):
+        if where is not None:
+            fill = initial if op not in _IDENTITY else _IDENTITY[op]
+            if fill is None:
+                ufunc = {"max": "maximum", "min": "minimum"}[name]
+                raise ValueError(f"reduction operation '{ufunc}' does not have an identity, "
+                                 f"so to use a where mask one has to specify 'initial'")
+            a = _masked(a, where, fill)
+        if initial is None and not identity and builtins.any(a.shape[i] == 0 for i in axes):
             ufunc = {"max": "maximum", "min": "minimum"}.get(name, name)
             raise ValueError(f"zero-size array to reduction operation {ufunc} which has no "
                              f"identity")
         if op in (Op.REDUCE_AND, Op.REDUCE_OR):
             a = anp.not_equal(a, 0) if a.dtype != np.bool_ else a
         res = p.bind_reduce(op, a, axes, result_dtype, None)
+        if initial is not None:
+            res = getattr(anp, _WITH_INITIAL[op])(res, anp.asarray(initial).astype(
+                result_dtype))
         return _keep(res, a, axes, keepdims)
 
     _takes_dtype = op in (Op.REDUCE_SUM, Op.REDUCE_PROD)
     reduce.__name__ = reduce.__qualname__ = name
-    reduce.__doc__ = f"``numpy.{name}`` over ``axis`` (int, tuple or None), ``keepdims``."
+    reduce.__doc__ = (f"``numpy.{name}`` over ``axis`` (int, tuple or None), ``keepdims``, "
+                      f"``initial`` and a ``where`` mask.")
     return reduce
 
 
@@ -110,15 +147,27 @@ def _count(a, axes) -> int:
     return Size(int(np.prod([a.shape[i] for i in axes], dtype=np.int64)))
 
 
-def mean(a, axis=None, dtype=None, out=None, keepdims=False):
-    """``numpy.mean``: float64 for integer inputs, float32 (and complex) stays as it is."""
-    if not isinstance(a, Tracer):
-        return np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims)
+def _where_count(a, axes, where, keepdims: bool, dtype):
+    """How many elements each reduction group holds: all of them, or where the mask is
+    True."""
+    if where is None:
+        return _count(a, axes)
+    mask = anp.broadcast_to(anp.asarray(where), a.shape)
+    return sum(mask, axis=axes, dtype=dtype, keepdims=keepdims)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    """``numpy.mean``: float64 for integer inputs, float32 (and complex) stays as it is;
+    ``where`` averages the masked elements only."""
+    if not (isinstance(a, Tracer) or isinstance(where, Tracer)):
+        extra = {} if where is None else {"where": where}
+        return np.mean(a, axis=axis, dtype=dtype, keepdims=keepdims, **extra)
+    a = anp.asarray(a)
     axes = _axes(axis, a.ndim)
     acc = np.dtype(dtype) if dtype is not None else (
         a.dtype if a.dtype.kind in "fc" else np.dtype(np.float64))
-    total = sum(a, axis=axes, dtype=acc, keepdims=keepdims)
-    return anp.true_divide(total, _count(a, axes)).astype(acc)
+    total = sum(a, axis=axes, dtype=acc, keepdims=keepdims, where=where)
+    return anp.true_divide(total, _where_count(a, axes, where, keepdims, acc)).astype(acc)
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
@@ -169,33 +218,43 @@ def _ddof(ddof, correction):
     return correction
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        correction=None):
     """``numpy.var``: mean of squared deviations, divided by ``n - ddof`` (``correction``:
-    the array API's ``ddof``); for complex input the squared magnitudes, a real result."""
+    the array API's ``ddof``); for complex input the squared magnitudes, a real result;
+    ``where`` counts the masked elements only."""
     ddof = _ddof(ddof, correction)
-    if not isinstance(a, Tracer):
-        return np.var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    if not (isinstance(a, Tracer) or isinstance(where, Tracer)):
+        extra = {} if where is None else {"where": where}
+        return np.var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, **extra)
+    a = anp.asarray(a)
     axes = _axes(axis, a.ndim)
     acc = np.dtype(dtype) if dtype is not None else (
         a.dtype if a.dtype.kind in "fc" else np.dtype(np.float64))
-    n = _count(a, axes)
-    centered = anp.subtract(a, anp.true_divide(sum(a, axis=axes, dtype=acc, keepdims=True), n))
+    n = _where_count(a, axes, where, True, acc)
+    centered = anp.subtract(a, anp.true_divide(sum(a, axis=axes, dtype=acc, keepdims=True,
+                                                   where=where), n))
     centered = centered.astype(acc) if centered.dtype != acc else centered
     if acc.kind == "c":
         re, im = anp.real(centered), anp.imag(centered)
         squares = anp.add(anp.multiply(re, re), anp.multiply(im, im))
     else:
         squares = anp.multiply(centered, centered)
-    total = sum(squares, axis=axes, keepdims=keepdims)
-    return anp.true_divide(total, builtins.max(n - ddof, 0)).astype(squares.dtype)
+    total = sum(squares, axis=axes, keepdims=keepdims, where=where)
+    if where is not None:
+        n = _where_count(a, axes, where, keepdims, acc)
+    return anp.true_divide(total, anp.maximum(anp.subtract(n, ddof), 0) if where is not None
+                           else builtins.max(n - ddof, 0)).astype(squares.dtype)
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        correction=None):
     """``numpy.std``: the square root of ``var``."""
     ddof = _ddof(ddof, correction)
-    if not isinstance(a, Tracer):
-        return np.std(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
-    return anp.sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+    if not (isinstance(a, Tracer) or isinstance(where, Tracer)):
+        extra = {} if where is None else {"where": where}
+        return np.std(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, **extra)
+    return anp.sqrt(var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where))
 
 
 def logsumexp(a, axis=None, keepdims=False):

@@ -69,13 +69,31 @@ def stack(arrays, axis=0):
     return concatenate([anp.expand_dims(a, axis) for a in arrays], axis=axis)
 
 
-def atleast_1d(a):
-    return a if p.aval_of(a).ndim >= 1 else anp.reshape(a, (1,))
+def _at_least(arrays: tuple, reshaped):
+    """One array per argument (a tuple of them for several, as NumPy 2 returns)."""
+    out = tuple(reshaped(anp.asarray(a)) for a in arrays)
+    return out[0] if len(out) == 1 else out
 
 
-def atleast_2d(a):
-    nd = p.aval_of(a).ndim
-    return a if nd >= 2 else anp.reshape(a, (1, -1) if nd == 1 else (1, 1))
+def atleast_1d(*arys):
+    """``numpy.atleast_1d``: 0-d arrays become shape (1,); several arrays give a tuple."""
+    return _at_least(arys, lambda a: a if a.ndim >= 1 else anp.reshape(a, (1,)))
+
+
+def atleast_2d(*arys):
+    """``numpy.atleast_2d``: (N,) becomes (1, N), 0-d (1, 1)."""
+    return _at_least(arys, lambda a: a if a.ndim >= 2 else anp.reshape(
+        a, (1, -1) if a.ndim == 1 else (1, 1)))
+
+
+def atleast_3d(*arys):
+    """``numpy.atleast_3d``: (N,) becomes (1, N, 1), (M, N) becomes (M, N, 1), 0-d
+    (1, 1, 1)."""
+    def reshaped(a):
+        if a.ndim >= 3:
+            return a
+        return anp.reshape(a, {0: (1, 1, 1), 1: (1, -1, 1)}.get(a.ndim, a.shape + (1,)))
+    return _at_least(arys, reshaped)
 
 
 def hstack(tup):
@@ -237,8 +255,28 @@ def diag(v, k=0):
     return v[idx + start_r, idx + start_c]
 
 
-def diagonal(a, offset=0):
-    return diag(a, offset)
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """``numpy.diagonal``: the ``offset`` diagonal of the 2-d slices along ``axis1`` and
+    ``axis2``, as a new last axis. A view: a strided window over the matrices' elements."""
+    if not _traced(a):
+        return np.diagonal(a, offset, axis1, axis2)
+    if a.ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    ax1, ax2 = (anp._normalize_axis(ax, a.ndim, name) for ax, name in ((axis1, "axis1"),
+                                                                       (axis2, "axis2")))
+    if ax1 == ax2:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    x = anp.moveaxis(a, (ax1, ax2), (-2, -1))
+    n, m = x.shape[-2:]
+    k = operator.index(offset)
+    length = max(0, min(n, m - k) if k >= 0 else min(n + k, m))
+    batch = tuple(x.shape[:-2])
+    if length == 0:
+        return anp.zeros(batch + (0,), a.dtype)
+    flat = anp.reshape(x, batch + (n * m,))
+    start = k if k >= 0 else -k * m
+    return p.bind_slice(flat, (0,) * len(batch) + (start,), (1,) * len(batch) + (m + 1,),
+                        batch + (length,))
 
 
 def tril(m, k=0):
