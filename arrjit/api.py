@@ -192,6 +192,7 @@ class Jitted(ArgumentBinding):
                                                                 list[int]]:
         names, donated = self._leaf_names(values)
         ctx = TraceContext(self._name)
+        ctx.device = self._backend.name
         tracers = [ctx.new_input(leaf_aval(x, n), n,
                                  type(x) in PYTHON_SCALARS or isinstance(x, np.generic))
                    for x, n in zip(leaves, names)]

@@ -46,6 +46,9 @@ def trace_function(fun: Callable, args: tuple, name: str, arg_names: Sequence[st
         aval = p.aval_of(leaf)
         source = _source_name(path, arg_names)
         tracers.append(ctx.new_input(aval, source, python_scalar=p.is_python_scalar(leaf)))
+    # the point of differentiation: Python control flow may read it where it is concrete
+    ctx.known = {t.ir_var: leaf if isinstance(leaf, Tracer) else np.asarray(leaf)
+                 for t, leaf in zip(tracers, leaves)}
     with tracing(ctx):
         result = fun(*unflatten(in_tree, tracers))
     aux = None

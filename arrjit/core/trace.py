@@ -34,6 +34,12 @@ class TraceContext:
         self._constants: dict[int, tuple[Any, Var]] = {}
         self.python_scalars: set[str] = set()    # arguments passed as Python numbers
         self.annotations: dict[int, Any] = {}    # var id -> transformation note (``Graph``)
+        # Concrete values behind this trace's inputs (arrays, or tracers of an enclosing
+        # trace that has them): differentiation outside jit knows the point it works at,
+        # so Python control flow on a traced value may read it, as in JAX.
+        self.known: dict[Var, Any] | None = None
+        # where the traced arrays live: the device ``jit`` compiles for
+        self.device: str = "cpu" if parent is None else parent.device
 
     def new_var(self, aval: Aval) -> Var:
         self._next_id += 1
@@ -80,6 +86,45 @@ class TraceContext:
         var = self.add_node(Op.CONST, (), aval, value=Literal(np.asarray(value)), **params)
         self._constants[id(value)] = (value, var)
         return var
+
+    def concrete(self, var: Var) -> np.ndarray | None:
+        """The value of ``var`` when this trace knows its inputs' values (``known``), by
+        evaluating the nodes it depends on once; None when a value it needs is abstract."""
+        if self.known is None:
+            return None
+        producers = {v: n for n in self.nodes for v in n.outs}
+        lifted = dict(self.lifted)
+        values: dict[Var, np.ndarray] = {}
+        stack = [var]
+        while stack:
+            v = stack[-1]
+            if v in values:
+                stack.pop()
+                continue
+            if v in self.known or v in lifted:
+                source = self.known[v] if v in self.known else lifted[v]
+                value = source.concrete_value() if isinstance(source, Tracer) else source
+                if value is None:
+                    return None
+                values[v] = np.asarray(value)
+                stack.pop()
+                continue
+            node = producers.get(v)
+            if node is None:
+                return None
+            missing = [i for i in node.inputs if i not in values]
+            if missing:
+                stack.extend(missing)
+                continue
+            from .interpret import evaluate_node
+
+            result = evaluate_node(node, [values[i] for i in node.inputs])
+            values.update(zip(node.outs, result) if node.extra else [(node.out, result)])
+            stack.pop()
+        for v, value in values.items():   # later questions start from these
+            if v not in lifted:
+                self.known[v] = value
+        return values[var]
 
     def finish(self, outputs: Iterable[Var]) -> Graph:
         """The traced graph; lifted outer values come after the explicit inputs."""
@@ -145,8 +190,29 @@ def static_hint(tracer: "Tracer") -> str:
     return f"jit(f, static_argnames=({listed},))"
 
 
+def _sequence_arguments(tracer: "Tracer") -> list[str]:
+    """The arguments ``tracer`` comes from that are Python lists or tuples (its sources are
+    their elements, ``'x[0]'``)."""
+    names = set()
+    for source in tracer.sources:
+        head, bracket, rest = source.partition("[")
+        if bracket and rest[:1].isdigit():
+            names.add(head)
+    return sorted(names)
+
+
 def conversion_error(tracer: "Tracer", cls: type, what: str, alternatives: str) -> Exception:
     hint = static_hint(tracer)
+    sequences = _sequence_arguments(tracer)
+    if sequences:
+        listed = ", ".join(repr(n) for n in sequences)
+        example = sequences[0]
+        return cls(
+            f"{what} of {describe(tracer)}: argument {listed} is a Python list or tuple, and "
+            f"jit traces each of its elements as a separate value ({example}[0], "
+            f"{example}[1], ...), not as one array. Pass an array instead: "
+            f"f(np.asarray({example})), or convert inside the function with "
+            f"anp.asarray({example}).")
     if hint and _from_python_scalars(tracer):
         static = f"If the value is a configuration flag or size, mark it static: {hint}. "
     elif hint:
@@ -196,6 +262,26 @@ class Tracer:
     def __repr__(self) -> str:
         return f"Tracer<{self.aval}>"
 
+    @property
+    def device(self) -> str:
+        """The device this array lives on: the one the traced function compiles for."""
+        return self.ctx.device
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> "Tracer":
+        """The array on ``device`` (the array API's method). Inside a traced function every
+        array lives on the device it compiles for; move data between devices outside it
+        (``arrjit.device_put``)."""
+        if str(device) != self.ctx.device:
+            raise ValueError(
+                f"to_device({device!r}) inside a traced function that runs on "
+                f"{self.ctx.device!r}: its arrays stay there. Call arrjit.device_put(x, "
+                f"{str(device)!r}) on the result outside the function instead.")
+        return self
+
+    def concrete_value(self) -> np.ndarray | None:
+        """This value, where the trace knows it (differentiation outside jit), else None."""
+        return self.ctx.concrete(self.ir_var) if self.ctx.known is not None else None
+
     def __len__(self) -> int:
         if not self.shape:  # an array's length is static; a 0-d value has none
             raise conversion_error(
@@ -219,6 +305,9 @@ class Tracer:
 
     # -- conversions that need a concrete value ----------------------------------------------
     def __bool__(self):
+        value = self.concrete_value()
+        if value is not None:
+            return bool(value)
         raise conversion_error(
             self, errors.TracerBoolConversionError,
             "Python control flow (if/while/and/or/bool()) needs the truth value",
@@ -226,6 +315,9 @@ class Tracer:
             "computations use lax.cond(pred, true_fn, false_fn, *operands).")
 
     def __index__(self):
+        value = self.concrete_value()
+        if value is not None and value.ndim == 0 and value.dtype.kind in "iu":
+            return int(value)
         raise conversion_error(
             self, errors.TracerIntegerConversionError,
             "int(), range() or indexing a Python sequence needs the integer value",
@@ -235,6 +327,9 @@ class Tracer:
     __int__ = __index__
 
     def __float__(self):
+        value = self.concrete_value()
+        if value is not None:
+            return float(value)
         raise conversion_error(
             self, errors.ConcretizationTypeError, "float() needs the value",
             "Keep the value as an array inside the jitted function, or return it and convert "
@@ -246,6 +341,9 @@ class Tracer:
             "Keep the value as an array inside the jitted function.")
 
     def item(self):
+        value = self.concrete_value()
+        if value is not None:
+            return value.item()
         raise conversion_error(
             self, errors.ConcretizationTypeError, ".item() needs the value",
             "Return the array from the jitted function and call .item() outside jit.")
