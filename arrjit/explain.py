@@ -33,13 +33,19 @@ def explain_miss(jitted, key: tuple) -> list[str]:
             and jitted._changed):
         jitted._warned_retrace = True
         culprit, count = jitted._changed.most_common(1)[0]
+        static = {jitted._param_names[k] for k in jitted._static_positions
+                  if k < len(jitted._param_names)}
+        advice = (f"{culprit!r} is static, so each new value compiles again: pass it as an "
+                  f"array if it varies from call to call" if culprit in static else
+                  "each new shape or dtype traces again: pad inputs to a few fixed shapes, "
+                  "and pass varying Python numbers as arrays")
         warnings.warn(
             f"arrjit: {jitted._name} has been traced for {jitted._traces + 1} different "
             f"signatures; argument {culprit!r} changed {count} time(s) (latest: "
-            f"{'; '.join(reasons)}). Each new shape, dtype or static value re-traces. Pad "
-            f"inputs to a few fixed shapes, pass varying Python numbers as arrays, or stop "
-            f"marking {culprit!r} static.", RuntimeWarning, stacklevel=4)
+            f"{'; '.join(reasons)}). {advice[0].upper() + advice[1:]}.", RuntimeWarning,
+            stacklevel=4)
     return reasons
+
 
 def _differences(jitted, old: tuple, new: tuple) -> Iterable[str]:
     if len(old) != len(new):

@@ -306,6 +306,19 @@ def test_retrace_warning_names_the_changing_argument():
             f(np.ones(n), y)
 
 
+def test_retrace_warning_advice_fits_the_kind_of_argument():
+    f = arrjit.jit(lambda x, n: x * n, static_argnames="n")
+    with pytest.warns(RuntimeWarning, match=r"'n' is static, so each new value compiles "
+                                            r"again: pass it as an array"):
+        for n in range(20):
+            f(np.ones(2), n)
+    g = arrjit.jit(lambda x: x * 2)
+    with pytest.warns(RuntimeWarning, match=r"Each new shape or dtype traces again: pad") as w:
+        for n in range(1, 21):
+            g(np.ones(n))
+    assert "static" not in str(w[0].message)
+
+
 def test_explain_cache_misses_logs_the_changed_part(caplog):
     arrjit.config.update("explain_cache_misses", True)
     try:
