@@ -46,10 +46,12 @@ def _log_dd64(a):
 
 @njit(forceinline=True, **_FLAGS)
 def _exp_dd64(hi, lo):
-    """exp(hi + lo), |lo| <= ulp(hi)."""
-    xc = -746.0 if hi < -746.0 else (710.0 if hi > 710.0 else hi)
+    """exp(hi + lo), |lo| <= ulp(hi). Beyond the range where the result is finite and
+    nonzero, ``hi`` is clamped and ``lo`` (huge there: ulp(hi)) is dropped."""
+    inside = hi >= -746.0 and hi <= 710.0
+    xc = hi if inside else (-746.0 if hi < -746.0 else 710.0)
     k, r = _reduce_ln2_64(xc)
-    return _scale64(1.0 + _expm1_poly64(r + lo), k)
+    return _scale64(1.0 + _expm1_poly64(r + (lo if inside else 0.0)), k)
 
 
 @njit(forceinline=True, **_FLAGS)
