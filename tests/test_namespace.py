@@ -200,6 +200,140 @@ CASES = {
         ns.add.outer(y[0], y[1]), ns.multiply.reduce(y, axis=1), ns.maximum.accumulate(y[0]),
         ns.subtract.accumulate(y, axis=0), ns.minimum.reduce(x, axis=None),
         ns.add.reduce(y, axis=0, keepdims=True), ns.logical_or.reduce(y > 1, axis=1)),
+    # NumPy's other ufuncs, composed (elementwise)
+    "fmax": lambda ns, x, y: (ns.fmax(y, ns.where(y > 1, np.nan, y[::-1])), ns.fmax(x, 1)),
+    "fmin": lambda ns, x, y: ns.fmin(ns.where(y > 1, np.nan, y), y[::-1]),
+    "heaviside": lambda ns, x, y: ns.heaviside(y - 1, 0.5),
+    "deg2rad": lambda ns, x, y: (ns.deg2rad(y), ns.radians(x)),
+    "rad2deg": lambda ns, x, y: (ns.rad2deg(y), ns.degrees(x)),
+    "degrees": lambda ns, x, y: ns.degrees(y),
+    "radians": lambda ns, x, y: ns.radians(y),
+    "exp2": lambda ns, x, y: ns.exp2(y),
+    "logaddexp2": lambda ns, x, y: ns.logaddexp2(y, y[::-1]),
+    "fabs": lambda ns, x, y: ns.fabs(y - 1),
+    "float_power": lambda ns, x, y: ns.float_power(ns.abs(y) + 1, 1.5),
+    "spacing": lambda ns, x, y: ns.spacing(y),
+    "frexp": lambda ns, x, y: ns.frexp(y),
+    "modf": lambda ns, x, y: ns.modf(y * 1.5),
+    "divmod": lambda ns, x, y: ns.divmod(x, 2),
+    "bitwise_count": lambda ns, x, y: ns.bitwise_count(ns.astype(y * 3, np.int64)) + y,
+    "sinc": lambda ns, x, y: ns.sinc(y),
+    "i0": lambda ns, x, y: ns.i0(y * 4),
+    "isneginf": lambda ns, x, y: ns.isneginf(ns.where(y > 1, -np.inf, y)),
+    "isposinf": lambda ns, x, y: ns.isposinf(ns.where(y > 1, np.inf, y)),
+    "isreal": lambda ns, x, y: ns.isreal(y),
+    "iscomplex": lambda ns, x, y: ns.iscomplex(y),
+    "isrealobj": lambda ns, x, y: ns.asarray(ns.isrealobj(y)),
+    "iscomplexobj": lambda ns, x, y: ns.asarray(ns.iscomplexobj(y)),
+    "copy": lambda ns, x, y: ns.copy(y) + 1,
+    "fmod_ldexp_gcd": lambda ns, x, y: (ns.fmod(x, 3), ns.ldexp(y, 2), ns.gcd(
+        ns.astype(y * 3, np.int64), 6), ns.lcm(ns.astype(y * 3, np.int64), 4)),
+    # reductions and statistics
+    "nanprod": lambda ns, x, y: ns.nanprod(ns.where(y > 1, np.nan, y), axis=0),
+    "nancumsum": lambda ns, x, y: ns.nancumsum(ns.where(y > 1, np.nan, y)),
+    "nancumprod": lambda ns, x, y: ns.nancumprod(ns.where(y > 1, np.nan, y), axis=1),
+    "nanvar": lambda ns, x, y: ns.nanvar(ns.where(y > 1, np.nan, y)),
+    "nanstd": lambda ns, x, y: ns.nanstd(ns.where(y > 1, np.nan, y), axis=1, ddof=1),
+    "nanargmax": lambda ns, x, y: ns.nanargmax(ns.where(y > 1, np.nan, y), axis=1),
+    "nanargmin": lambda ns, x, y: ns.nanargmin(ns.where(y > 1, np.nan, y)),
+    "ptp": lambda ns, x, y: (ns.ptp(y), ns.ptp(x, axis=-1)),
+    "median": lambda ns, x, y: (ns.median(y), ns.median(x, axis=-1),
+                                ns.median(y, axis=0, keepdims=True)),
+    "nanmedian": lambda ns, x, y: ns.nanmedian(ns.where(y > 1, np.nan, y), axis=1),
+    "quantile": lambda ns, x, y: (ns.quantile(y, 0.3), ns.quantile(x, np.array([0.2, 0.9]),
+                                                                   axis=-1),
+                                  ns.quantile(y, 0.5, method="nearest"),
+                                  ns.quantile(y, 0.7, axis=0, method="hazen", keepdims=True)),
+    "percentile": lambda ns, x, y: ns.percentile(y, [10.0, 50.0], axis=1, method="lower"),
+    "nanquantile": lambda ns, x, y: ns.nanquantile(ns.where(y > 1, np.nan, y), 0.4, axis=0),
+    "nanpercentile": lambda ns, x, y: ns.nanpercentile(ns.where(y > 1, np.nan, y), 75.0),
+    "bincount": lambda ns, x, y: (ns.bincount(IDX, minlength=4), ns.bincount(
+        IDX, weights=ns.ravel(y)[:4], minlength=4)),
+    "digitize": lambda ns, x, y: (ns.digitize(y, np.array([0.0, 0.5, 1.5])),
+                                  ns.digitize(y, np.array([2.0, 0.5, -1.0]), right=True)),
+    "histogram_bin_edges": lambda ns, x, y: ns.histogram_bin_edges(y, 3, range=(-1, 3)),
+    # calculus and polynomials
+    "gradient": lambda ns, x, y: (ns.gradient(y[0]), ns.gradient(y, axis=1),
+                                  ns.gradient(y[0], np.array([0.0, 1.0, 3.0, 4.5]),
+                                              edge_order=2)),
+    "trapezoid": lambda ns, x, y: (ns.trapezoid(y), ns.trapezoid(y[0], np.array(
+        [0.0, 1.0, 3.0, 4.5])), ns.trapezoid(x, dx=0.5, axis=0)),
+    "ediff1d": lambda ns, x, y: ns.ediff1d(y, to_begin=np.array([-1.0])),
+    "unwrap": lambda ns, x, y: ns.unwrap(y * 4.0),
+    "polyval": lambda ns, x, y: ns.polyval(np.array([1.0, -2.0, 0.5]), y),
+    "polyadd": lambda ns, x, y: ns.polyadd(y[0], y[1, :2]),
+    "polysub": lambda ns, x, y: ns.polysub(y[0, :2], y[1]),
+    "polymul": lambda ns, x, y: ns.polymul(y[0], y[1, :2]),
+    "polyder": lambda ns, x, y: (ns.polyder(y[0]), ns.polyder(y[1], 2)),
+    "polyint": lambda ns, x, y: ns.polyint(y[0], 2, [1.0, -1.0]),
+    "polydiv": lambda ns, x, y: ns.polydiv(y[0], np.array([1.0, 0.5])),
+    "polyfit": lambda ns, x, y: ns.polyfit(np.arange(4.0), y[0] + np.array([0.3, 1.7, 2.9,
+                                                                            4.6]), 2),
+    "poly": lambda ns, x, y: ns.poly(y[0]),
+    "vander": lambda ns, x, y: (ns.vander(y[0]), ns.vander(y[1], 3, increasing=True)),
+    "roots": lambda ns, x, y: (np.sort_complex(ns.roots(np.array([1.0, -3.0, 2.0])))
+                               if ns is np else ns.sort_complex(ns.roots(
+                                   np.array([1.0, -3.0, 2.0]), strip_zeros=False))) * y[0, 0],
+    # rearrangements
+    "append": lambda ns, x, y: (ns.append(y, y[:1], axis=0), ns.append(y, 1.0)),
+    "insert": lambda ns, x, y: (ns.insert(y, 1, 7), ns.insert(y, [0, 2], y[0, :2], axis=1),
+                                ns.insert(y, 2, y[0], axis=0)),
+    "delete": lambda ns, x, y: (ns.delete(y, 1, axis=0), ns.delete(y, [0, 3], axis=1),
+                                ns.delete(y, slice(2, 5))),
+    "resize": lambda ns, x, y: ns.resize(y, (5, 3)),
+    "rot90": lambda ns, x, y: (ns.rot90(y), ns.rot90(y, 2), ns.rot90(x, 3, axes=(-1, 0))),
+    "rollaxis": lambda ns, x, y: ns.rollaxis(x, -1),
+    "column_stack": lambda ns, x, y: ns.column_stack([y[0], y[1], y[:, :1].ravel()[:1].repeat(4)]),
+    "dstack": lambda ns, x, y: ns.dstack([y, y]),
+    "array_split": lambda ns, x, y: tuple(ns.array_split(y, 3, axis=1)),
+    "hsplit": lambda ns, x, y: tuple(ns.hsplit(y, 2)),
+    "vsplit": lambda ns, x, y: tuple(ns.vsplit(y, [1])),
+    "dsplit": lambda ns, x, y: tuple(ns.dsplit(ns.dstack([y, y]), 2)),
+    "block": lambda ns, x, y: ns.block([[y, y], [y, y]]),
+    "diagflat": lambda ns, x, y: ns.diagflat(y[0], 1),
+    "kron": lambda ns, x, y: ns.kron(y[:2, :2], y[1:, 2:]),
+    "lexsort": lambda ns, x, y: ns.lexsort((y[0], y[1])),
+    "partition": lambda ns, x, y: ns.sort(ns.partition(y, 2, axis=1), axis=1),
+    "argpartition": lambda ns, x, y: ns.take_along_axis(y, ns.argpartition(y, 1, axis=1),
+                                                        1)[:, :1],
+    "sort_complex": lambda ns, x, y: ns.sort_complex(y[0]),
+    "choose": lambda ns, x, y: ns.choose(IDX % 3, [y[0], y[1], y[2]], mode="clip"),
+    "select": lambda ns, x, y: ns.select([y < 0.5, y > 1.5], [y, y * 10], default=-1),
+    "piecewise": lambda ns, x, y: ns.piecewise(y, [y < 0.5, y > 1.5], [lambda v: v * 2, 5]),
+    "put": lambda ns, x, y: _in_place(ns, "put", y, [0, 5], y[0, :2]),
+    "put_along_axis": lambda ns, x, y: _in_place(ns, "put_along_axis", y, IDX[:3, None], 9, 1),
+    "fill_diagonal": lambda ns, x, y: _in_place(ns, "fill_diagonal", y, 3),
+    "place": lambda ns, x, y: _in_place(ns, "place", y, y > 1, y[0, :2]),
+    "packbits": lambda ns, x, y: ns.packbits(y > 0.3, axis=1),
+    "unpackbits": lambda ns, x, y: ns.unpackbits(ns.astype(y * 3, np.uint8), axis=0),
+    # value-dependent lengths, with a static size
+    "nonzero": lambda ns, x, y: (np.nonzero(_mask(ns, y)) if ns is np else ns.nonzero(
+        _mask(ns, y), size=MASK_COUNT)),
+    "flatnonzero": lambda ns, x, y: ns.flatnonzero(_mask(ns, y)) if ns is np else
+    ns.flatnonzero(_mask(ns, y), size=MASK_COUNT),
+    "argwhere": lambda ns, x, y: ns.argwhere(_mask(ns, y)) if ns is np else ns.argwhere(
+        _mask(ns, y), size=MASK_COUNT),
+    "unique": lambda ns, x, y: ns.unique(ns.where(_mask(ns, y), 1, 2), return_counts=True)
+    if ns is np else ns.unique(ns.where(_mask(ns, y), 1, 2), return_counts=True, size=2),
+    "union1d": lambda ns, x, y: ns.union1d(ns.where(_mask(ns, y), 3, 1)[0], IDX) if ns is np
+    else ns.union1d(ns.where(_mask(ns, y), 3, 1)[0], IDX, size=4),
+    "extract": lambda ns, x, y: ns.extract(IDX[:3, None] * W[:3] > 1, y),
+    "compress": lambda ns, x, y: ns.compress([True, False, True], y, axis=0),
+    # functions of functions
+    "apply_along_axis": lambda ns, x, y: ns.apply_along_axis(lambda r: r[::-1] * 2, 1, y),
+    "apply_over_axes": lambda ns, x, y: ns.apply_over_axes(ns.sum, y, [0, 1]),
+    "vectorize": lambda ns, x, y: ns.vectorize(lambda a, b: a * 2 + b)(y, y[0]),
+    "frompyfunc": lambda ns, x, y: (ns.frompyfunc(lambda a: a * 2, 1, 1)(y * 1.0).astype(
+        (y * 1.0).dtype) if ns is np else ns.frompyfunc(lambda a: a * 2, 1, 1)(y * 1.0)),
+    "fromfunction": lambda ns, x, y: ns.fromfunction(lambda i, j: i * 4 + j, (3, 4)) + y,
+    # the rest of the namespace
+    "matvec": lambda ns, x, y: ns.matvec(y, y[0]) if y.dtype.kind in "fc" else ns.matvec(
+        y, y[0]),
+    "vecmat": lambda ns, x, y: ns.vecmat(y[:, 0], y),
+    "array_equiv": lambda ns, x, y: ns.asarray(ns.array_equiv(y, y[0])),
+    "kaiser": lambda ns, x, y: ns.kaiser(4, 5.0) * y,
+    "windows": lambda ns, x, y: (ns.hamming(4) * y, ns.hanning(4) * y, ns.bartlett(4) * y,
+                                 ns.blackman(4) * y),
     "getitem_gather": lambda ns, x, y: (y[IDX[:3]], y[:, IDX], y[IDX[:2, None], IDX[None, :3]],
                                         x[..., IDX], y[np.array([True, False, True])],
                                         y[-1, IDX[::-1]]),
@@ -237,10 +371,35 @@ def _at_cases(ns, y):
             y.at[IDX].add(y[0]), y.at[IDX, 1].get())
 
 
+MASK = W[:3] > 0.4
+MASK_COUNT = int(MASK.sum())
+
+
+def _mask(ns, y):
+    """A traced mask (from ``y``) whose true elements do not depend on ``y``'s dtype."""
+    return ns.logical_or(ns.not_equal(y, y), MASK)
+
+
+def _in_place(ns, name, a, *args):
+    """NumPy updates a copy in place; arrjit returns the updated copy (inplace=False)."""
+    if ns is np:
+        a = np.array(a, copy=True)
+        getattr(np, name)(a, *args)
+        return a
+    return getattr(ns, name)(a, *args, inplace=False)
+
+
 # functions covered elsewhere or that are not array functions
 NOT_IN_TABLE = {"dtype", "ndarray", "install_array_methods", "unique", "nonzero", "unique_all",
                 "unique_counts", "unique_inverse", "unique_values", "result_type", "can_cast",
-                "isdtype", "finfo", "iinfo"} | {
+                "isdtype", "finfo", "iinfo", "array2string", "array_repr", "array_str",
+                "einsum_path", "frombuffer", "fromfile", "fromiter", "fromstring", "genfromtxt",
+                "get_printoptions", "set_printoptions", "printoptions", "load", "loadtxt",
+                "save", "savetxt", "savez", "savez_compressed", "histogram2d", "histogramdd",
+                "trim_zeros", "isscalar", "issubdtype", "iterable", "promote_types",
+                "mask_indices", "bartlett", "blackman", "hamming", "hanning", "intersect1d",
+                "setdiff1d", "setxor1d", "unique_all", "unique_counts", "unique_inverse",
+                "unique_values", "where", "nonzero", "unique"} | {
     op.value for op in UFUNC_OPS} | {
     "divide", "mod", "abs", "bitwise_not", "bitwise_invert", "bitwise_left_shift",
     "bitwise_right_shift", "pow", "asin", "acos", "atan", "atan2", "asinh", "acosh", "atanh"}

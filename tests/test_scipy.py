@@ -158,3 +158,42 @@ def test_special_functions_fuse_with_their_neighbours():
 def test_complex_operands_are_refused():
     with pytest.raises(arrjit.errors.UnsupportedDtypeError, match="complex"):
         arrjit.jit(special.erf)(np.ones(2, np.complex128))
+
+
+def test_more_special_functions_match_scipy():
+    x = np.array([0.0, -0.0, 0.5, 1.0, 2.5, 10.0, 800.0, -1.5, -2.0, 1e5, np.nan])
+    y = np.abs(np.linspace(-1.0, 3.0, x.size))
+    with np.errstate(all="ignore"):
+        for name, args in [("gammasgn", (x,)), ("i0e", (x,)), ("i0", (x[:9],)),
+                           ("kl_div", (np.abs(x[:9]), y[:9])),
+                           ("boxcox", (np.abs(x[:9]) + 0.1, y[:9] - 0.5)),
+                           ("boxcox1p", (np.abs(x[:9]), y[:9] - 0.5)),
+                           ("loggamma", (np.abs(x[:9]) + 0.1,))]:
+            check(arrjit.jit(getattr(special, name))(*args), getattr(sp, name)(*args), 1e-12)
+    n, k = np.array([0.0, 5.0, 10.0, 30.0, 3.0]), np.array([0.0, 2.0, 3.0, 12.0, 5.0])
+    check(arrjit.jit(special.comb)(n, k), sp.comb(n, k), 1e-11)
+
+
+@pytest.mark.parametrize("name,functions,shape", [
+    ("uniform", ("logpdf", "pdf", "cdf", "sf"), ()), ("expon", ("logpdf", "pdf", "cdf", "sf"), ()),
+    ("laplace", ("logpdf", "pdf", "cdf"), ()), ("logistic", ("logpdf", "pdf", "cdf", "sf"), ()),
+    ("cauchy", ("logpdf", "pdf", "cdf"), ()), ("gamma", ("logpdf", "pdf", "cdf"), (2.5,)),
+    ("chi2", ("logpdf", "pdf", "cdf"), (3.0,)), ("t", ("logpdf", "pdf"), (4.0,)),
+    ("beta", ("logpdf", "pdf"), (2.0, 3.5))])
+def test_continuous_distributions_match_scipy_stats(name, functions, shape):
+    x = np.array([-2.0, -0.5, 0.0, 0.3, 0.7, 1.0, 1.5, 4.0])
+    with np.errstate(all="ignore"):
+        for fn in functions:
+            got = arrjit.jit(lambda v: getattr(getattr(stats, name), fn)(v, *shape, 0.2, 1.3))(x)
+            check(got, getattr(getattr(ss, name), fn)(x, *shape, 0.2, 1.3), 1e-12)
+
+
+def test_discrete_distributions_match_scipy_stats():
+    k = np.array([0.0, 1.0, 2.0, 3.0, 5.0, 2.5, -1.0])
+    with np.errstate(all="ignore"):
+        for fn in ("logpmf", "pmf", "cdf"):
+            check(arrjit.jit(lambda v: getattr(stats.geom, fn)(v, 0.3))(k),
+                  getattr(ss.geom, fn)(k, 0.3), 1e-12)
+        for fn in ("logpmf", "pmf"):
+            check(arrjit.jit(lambda v: getattr(stats.binom, fn)(v, 6, 0.3))(k),
+                  getattr(ss.binom, fn)(k, 6, 0.3), 1e-12)

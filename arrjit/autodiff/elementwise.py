@@ -135,6 +135,8 @@ PARTIALS: dict[Op, Partials] = {
                                    anp.exp(anp.subtract(xs[1], out))),
     Op.COPYSIGN: lambda xs, out: (_copysign(xs[0], xs[1]), None),
     Op.NEXTAFTER: lambda xs, out: (1, None),
+    Op.FMOD: lambda xs, out: (1, anp.negative(anp.trunc(anp.true_divide(xs[0], xs[1])))),
+    Op.LDEXP: lambda xs, out: (anp.ldexp(anp.ones_like(xs[0]), xs[1]), None),
     Op.ERF: lambda xs, out: (_gaussian_density(xs[0]),),
     Op.ERFC: lambda xs, out: (anp.negative(_gaussian_density(xs[0])),),
     Op.GAMMALN: lambda xs, out: (special.digamma(xs[0]),),
@@ -149,7 +151,7 @@ ZERO_DERIVATIVE = frozenset({
     Op.SIGN, Op.TRUNC, Op.SIGNBIT, Op.FLOOR, Op.CEIL, Op.RINT, Op.LOGICAL_NOT, Op.INVERT,
     Op.ISNAN, Op.ISINF, Op.ISFINITE, Op.FLOORDIV, Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE,
     Op.LOGICAL_AND, Op.LOGICAL_OR, Op.LOGICAL_XOR, Op.BITWISE_AND, Op.BITWISE_OR,
-    Op.BITWISE_XOR, Op.LEFT_SHIFT, Op.RIGHT_SHIFT,
+    Op.BITWISE_XOR, Op.LEFT_SHIFT, Op.RIGHT_SHIFT, Op.GCD, Op.LCM,
 })
 
 

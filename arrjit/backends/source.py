@@ -193,6 +193,15 @@ NEUTRAL_EXPRESSIONS: dict[Op, Expr] = {
 }
 
 
+# C's remainder (the sign of the dividend) of integers, as NumPy's fmod computes it: 0 for a
+# zero divisor and for INT_MIN % -1 (numba's np.fmod of integers answers Python's %)
+# (from Python's %, which has the sign of the divisor, without an abs() that overflows)
+INTEGER_FMOD: Expr = by_kind(
+    "", "({Z} if ({b} == {Z} or {b} == -1) else (({a} % {b}) - {b} if (({a} % {b}) != {Z} and "
+        "(({a} % {b}) < {Z}) != ({a} < {Z})) else ({a} % {b})))",
+    uint="({Z} if {b} == {Z} else ({a} % {b}))")
+
+
 # Ops whose numba result already has the operands' type when every operand has the result's
 # dtype and that dtype is one listed: the result cast is left out (each cast is a call that
 # numba must type and lower, a third of a kernel's compile time).

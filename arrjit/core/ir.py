@@ -95,6 +95,10 @@ class Op(enum.Enum):
     BITWISE_XOR = "bitwise_xor"
     LEFT_SHIFT = "left_shift"
     RIGHT_SHIFT = "right_shift"
+    FMOD = "fmod"              # the C remainder: the sign of the dividend
+    LDEXP = "ldexp"            # x * 2**n, exactly
+    GCD = "gcd"
+    LCM = "lcm"
     # elementwise, other arities
     SELECT = "select"          # select(pred, on_true, on_false)
     CAST = "convert"           # params: dtype
@@ -160,7 +164,7 @@ BINARY = frozenset({
     Op.ADD, Op.SUB, Op.MUL, Op.DIV, Op.FLOORDIV, Op.MOD, Op.POW, Op.MAXIMUM, Op.MINIMUM,
     Op.ARCTAN2, Op.HYPOT, Op.LOGADDEXP, Op.COPYSIGN, Op.NEXTAFTER, Op.EQ, Op.NE, Op.LT, Op.LE, Op.GT, Op.GE, Op.LOGICAL_AND, Op.LOGICAL_OR,
     Op.LOGICAL_XOR, Op.BITWISE_AND, Op.BITWISE_OR, Op.BITWISE_XOR, Op.LEFT_SHIFT,
-    Op.RIGHT_SHIFT,
+    Op.RIGHT_SHIFT, Op.FMOD, Op.LDEXP, Op.GCD, Op.LCM,
 })
 UFUNC_OPS = UNARY | BINARY
 COMPLEX_PARTS = frozenset({Op.REAL, Op.IMAG, Op.COMPLEX})

@@ -127,6 +127,32 @@ def gammaincc(a: float, x: float) -> float:
     return incomplete_gamma(a, x, True)
 
 
+def gcd(a: int, b: int) -> int:
+    """The greatest common divisor of two integers (Euclid's algorithm on the signed values,
+    the sign dropped at the end, so that no ``abs`` overflows on the way; a divisor of +-1
+    ends it, since ``INT_MIN % -1`` traps in machine code)."""
+    while b != 0:
+        if b == 1 or b == -1:
+            return abs(b)
+        a, b = b, a % b
+    return abs(a)
+
+
+def lcm(a: int, b: int) -> int:
+    """The least common multiple of two integers, never negative (0 when either is)."""
+    g = a
+    c = b
+    while c != 0:
+        if c == 1 or c == -1:
+            g = c
+            break
+        g, c = c, g % c
+    if g == 0:
+        return 0 * a
+    g = abs(g)
+    return (abs(a) // g) * abs(b)      # wraps as NumPy's does when it overflows
+
+
 SCALAR: dict[str, Callable[..., float]] = {
     "erf": erf, "erfc": erfc, "gammaln": gammaln, "digamma": digamma, "gammainc": gammainc,
     "gammaincc": gammaincc,

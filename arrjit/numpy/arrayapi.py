@@ -2,8 +2,8 @@
 namespace's NumPy-style functions: ``concat``, ``unstack``, ``matrix_transpose``, ``vecdot``,
 ``cumulative_sum``/``cumulative_prod``, ``reciprocal``, ``diff``, ``isin``, ``from_dlpack``;
 the dtype helpers (``result_type``, ``can_cast``, ``isdtype``, ``finfo``, ``iinfo``), which
-take traced arrays as NumPy takes arrays; ``nonzero`` and ``unique_*`` outside jit only (their shapes
-depend on the values); and ``__array_namespace_info__``.
+take traced arrays as NumPy takes arrays; and ``__array_namespace_info__`` (``nonzero`` and
+``unique_*`` are in ``selection``).
 
 >>> import arrjit, arrjit.numpy as anp, numpy as np
 >>> arrjit.jit(lambda x: anp.vecdot(x, x))(np.arange(6.0).reshape(2, 3)).tolist()
@@ -22,7 +22,6 @@ from . import reductions, shapes
 from ..core import primitives as p
 from ..core.dtypes import SUPPORTED
 from ..core.trace import Tracer
-from ..errors import ConcretizationTypeError
 
 
 def _traced(*xs: Any) -> bool:
@@ -215,29 +214,6 @@ def finfo(type, /):
 def iinfo(type, /):
     """``numpy.iinfo``; an array (traced or not) counts as its dtype."""
     return np.iinfo(_info_dtype(type))
-
-
-def _eager_only(name: str):
-    numpy_fn = getattr(np, name)
-
-    def fn(x, /, *args, **kwargs):
-        if _traced(x):
-            raise ConcretizationTypeError(
-                f"anp.{name} of a traced array {x.aval}: the shape of its result depends on "
-                f"the values, which jit does not know while tracing. Call it outside jit, or "
-                f"keep the shape with anp.where(condition, x, fill).")
-        return numpy_fn(x, *args, **kwargs)
-
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``numpy.{name}``, outside jit only: its result's shape depends on the values."
-    return fn
-
-
-nonzero = _eager_only("nonzero")
-unique_all = _eager_only("unique_all")
-unique_counts = _eager_only("unique_counts")
-unique_inverse = _eager_only("unique_inverse")
-unique_values = _eager_only("unique_values")
 
 
 class ArrayNamespaceInfo:

@@ -1,5 +1,5 @@
 """Comparisons and numeric helpers of ``arrjit.numpy``: isclose, allclose, array_equal,
-nan_to_num, interp, histogram (static bins) and unique (outside jit only)."""
+nan_to_num, interp, histogram (static bins), cross and trace."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +7,6 @@ import numpy as np
 from . import base as anp
 from . import reductions, shapes
 from ..core import primitives as p
-from ..errors import ConcretizationTypeError
 from ..core.trace import Tracer
 
 
@@ -139,17 +138,6 @@ def _counts(index, valid, nbins, weights, density, edges):
         widths = edges[1:] - edges[:-1]
         return hist / reductions.sum(hist) / widths, edges
     return hist, edges
-
-
-def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None):
-    """``numpy.unique``, outside jit only: its result's length depends on the values."""
-    if _traced(ar):
-        raise ConcretizationTypeError(
-            f"anp.unique of a traced array {ar.aval}: the number of unique values depends on "
-            f"the data, so the result has no static shape. Call it outside jit, or use "
-            f"anp.sort plus a comparison with the shifted array to mark first occurrences.")
-    return np.unique(ar, return_index=return_index, return_inverse=return_inverse,
-                     return_counts=return_counts, axis=axis)
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):

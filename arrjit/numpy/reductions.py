@@ -336,3 +336,76 @@ def count_nonzero(a, axis=None, *, keepdims=False):
         return np.count_nonzero(a, axis=axis, keepdims=keepdims)
     return sum(anp.not_equal(a, 0), axis=axis, dtype=np.int64, keepdims=keepdims)
 
+
+
+def _nan_filled(a, fill):
+    """``a`` with its NaNs replaced by ``fill`` (floats and complex; others as they are)."""
+    return anp.where(anp.isnan(a), fill, a) if a.dtype.kind in "fc" else a
+
+
+def nanprod(a, axis=None, dtype=None, keepdims=False):
+    """``numpy.nanprod``: NaNs count as one."""
+    if not isinstance(a, Tracer):
+        return np.nanprod(a, axis=axis, dtype=dtype, keepdims=keepdims)
+    return prod(_nan_filled(a, 1), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def nancumsum(a, axis=None, dtype=None):
+    """``numpy.nancumsum``: NaNs count as zero."""
+    if not isinstance(a, Tracer):
+        return np.nancumsum(a, axis=axis, dtype=dtype)
+    return cumsum(_nan_filled(a, 0), axis=axis, dtype=dtype)
+
+
+def nancumprod(a, axis=None, dtype=None):
+    """``numpy.nancumprod``: NaNs count as one."""
+    if not isinstance(a, Tracer):
+        return np.nancumprod(a, axis=axis, dtype=dtype)
+    return cumprod(_nan_filled(a, 1), axis=axis, dtype=dtype)
+
+
+def nanvar(a, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
+    """``numpy.nanvar``: the variance of the values that are not NaN."""
+    ddof = _ddof(ddof, correction)
+    if not isinstance(a, Tracer):
+        return np.nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    where = anp.logical_not(anp.isnan(a)) if a.dtype.kind in "fc" else None
+    return var(_nan_filled(a, 0), axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims,
+               where=where)
+
+
+def nanstd(a, axis=None, dtype=None, ddof=0, keepdims=False, *, correction=None):
+    """``numpy.nanstd``: the square root of ``nanvar``."""
+    ddof = _ddof(ddof, correction)
+    if not isinstance(a, Tracer):
+        return np.nanstd(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    return anp.sqrt(nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims))
+
+
+def _nan_arg(arg, np_fn, fill):
+    def nan_arg(a, axis=None, out=None, *, keepdims=False):
+        if not isinstance(a, Tracer):
+            return np_fn(a, axis=axis, keepdims=keepdims)
+        if a.dtype.kind not in "fc":
+            return arg(a, axis=axis, keepdims=keepdims)
+        nan = anp.isnan(a)
+        fill_value = complex(fill, fill) if a.dtype.kind == "c" else fill
+        found = arg(anp.where(nan, fill_value, a), axis=axis, keepdims=keepdims)
+        # an all-NaN slice: NumPy raises ValueError, which needs the values; -1 marks it
+        return anp.where(all(nan, axis=axis, keepdims=keepdims), -1, found)
+    nan_arg.__name__ = np_fn.__name__
+    nan_arg.__doc__ = (f"``numpy.{np_fn.__name__}``: NaNs are ignored. Inside jit an all-NaN "
+                       f"slice gives -1 (NumPy raises ValueError: a check of the values).")
+    return nan_arg
+
+
+nanargmax = _nan_arg(argmax, np.nanargmax, -np.inf)
+nanargmin = _nan_arg(argmin, np.nanargmin, np.inf)
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """``numpy.ptp``: the range ``max - min`` along ``axis``."""
+    if not isinstance(a, Tracer):
+        return np.ptp(a, axis=axis, out=out, keepdims=keepdims)
+    return anp.subtract(max(a, axis=axis, keepdims=keepdims),
+                        min(a, axis=axis, keepdims=keepdims))

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import base as anp
-from . import indexing, reductions, shapes
+from . import elementwise, indexing, reductions, shapes
 from ..core.trace import Tracer
 
 __all__: list[str] = []
@@ -189,6 +189,6 @@ def _wrap_ufuncs(namespace: dict[str, Any]) -> dict[str, ufunc]:
     return wrapped
 
 
-_WRAPPED = _wrap_ufuncs(vars(anp))
+_WRAPPED = _wrap_ufuncs({**vars(anp), **vars(elementwise)})
 globals().update(_WRAPPED)
 __all__ += sorted(_WRAPPED)

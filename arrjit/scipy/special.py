@@ -20,11 +20,13 @@ from .. import numpy as anp
 from ..core import primitives as p
 from ..core.ir import Op
 from ..core.trace import Tracer
+from ..numpy import elementwise
 
 __all__ = ["erf", "erfc", "gammaln", "digamma", "psi", "polygamma", "gammainc", "gammaincc",
            "gamma", "betaln", "beta", "expit", "logit", "xlogy", "xlog1py", "entr",
            "logsumexp", "softmax", "log_softmax", "ndtr", "log_ndtr", "erfcx", "rel_entr",
-           "multigammaln", "poch", "factorial"]
+           "multigammaln", "poch", "factorial", "kl_div", "boxcox", "boxcox1p", "gammasgn",
+           "i0", "i0e", "comb", "loggamma"]
 
 
 def erf(x):
@@ -276,3 +278,72 @@ def log_softmax(x, axis=None):
     x = _float(x)
     shifted = anp.subtract(x, anp.max(x, axis=axis, keepdims=True))
     return anp.subtract(shifted, anp.log(anp.sum(anp.exp(shifted), axis=axis, keepdims=True)))
+
+
+def kl_div(x, y):
+    """``x log(x / y) - x + y`` for positive x, y; ``y`` at x == 0 <= y; ``inf``
+    elsewhere."""
+    x, y = _float(x), _float(y)
+    return anp.where(anp.logical_and(anp.greater(x, 0), anp.greater(y, 0)),
+                     anp.add(anp.subtract(rel_entr(x, y), x), y),
+                     anp.where(anp.logical_and(anp.equal(x, 0), anp.greater_equal(y, 0)), y,
+                               np.inf))
+
+
+def boxcox(x, lmbda):
+    """The Box-Cox transform: ``(x**lmbda - 1) / lmbda``, ``log(x)`` at ``lmbda == 0``."""
+    x, lmbda = _float(x), _float(lmbda)
+    nonzero = anp.where(anp.equal(lmbda, 0), 1.0, lmbda)
+    power = anp.true_divide(anp.expm1(anp.multiply(nonzero, anp.log(x))), nonzero)
+    return anp.where(anp.equal(lmbda, 0), anp.log(x), power)
+
+
+def boxcox1p(x, lmbda):
+    """The Box-Cox transform of ``1 + x``, accurate for small x."""
+    x, lmbda = _float(x), _float(lmbda)
+    nonzero = anp.where(anp.equal(lmbda, 0), 1.0, lmbda)
+    power = anp.true_divide(anp.expm1(anp.multiply(nonzero, anp.log1p(x))), nonzero)
+    return anp.where(anp.equal(lmbda, 0), anp.log1p(x), power)
+
+
+def gammasgn(x):
+    """The sign of the gamma function (NaN at the negative integers; ``+-1`` at ``+-0``)."""
+    x = _float(x)
+    negative_sign = anp.where(anp.equal(anp.remainder(anp.floor(x), 2), 0), 1.0, -1.0)
+    sign = anp.where(anp.greater(x, 0), 1.0, negative_sign)
+    sign = anp.where(anp.equal(x, 0), anp.copysign(1.0, x), sign)
+    pole = anp.logical_and(anp.less(x, 0), anp.equal(x, anp.floor(x)))
+    return anp.where(anp.logical_or(pole, anp.isnan(x)), np.nan, sign)
+
+
+def i0(x):
+    """The modified Bessel function of the first kind of order 0 (``numpy.i0``)."""
+    return anp.i0(_float(x))
+
+
+def i0e(x):
+    """``exp(-|x|) * i0(x)``, without overflow for large ``|x|``."""
+    return elementwise.scaled_i0(_float(x))[0]
+
+
+def comb(N, k, exact: bool = False, repetition: bool = False):
+    """The binomial coefficient ``N choose k`` (floats, through ``gammaln``: relative
+    accuracy about 1e-12; 0 outside ``0 <= k <= N``)."""
+    if exact:
+        raise NotImplementedError("comb(exact=True) needs Python integers; use math.comb "
+                                  "outside jit")
+    N, k = _float(N), _float(k)
+    if repetition:
+        N = anp.add(N, anp.subtract(k, 1))
+    value = anp.exp(anp.subtract(gammaln(anp.add(N, 1)), anp.add(
+        gammaln(anp.add(k, 1)), gammaln(anp.add(anp.subtract(N, k), 1)))))
+    inside = anp.logical_and(anp.greater_equal(k, 0), anp.less_equal(k, N))
+    return anp.where(anp.logical_and(inside, anp.greater_equal(N, 0)), value, 0.0)
+
+
+def loggamma(x):
+    """The logarithm of the gamma function of real ``x > 0`` (``gammaln`` there; NaN for
+    x <= 0, where SciPy's principal branch is complex)."""
+    x = _float(x)
+    return anp.where(anp.greater(x, 0), gammaln(x), np.nan)
+

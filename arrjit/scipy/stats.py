@@ -145,3 +145,147 @@ def _bernoulli_cdf(k, p, loc=0):
 
 bernoulli = SimpleNamespace(logpmf=_bernoulli_logpmf, pmf=_bernoulli_pmf, cdf=_bernoulli_cdf)
 """The Bernoulli distribution: ``logpmf``, ``pmf``, ``cdf`` (``k, p, loc=0``)."""
+
+
+# -- further location-scale families -----------------------------------------------------------------
+def _location_scale(logpdf_standard, cdf_standard=None, sf_standard=None):
+    """A distribution from its standard form: ``logpdf(x, loc, scale) =
+    logpdf_standard((x - loc) / scale) - log(scale)``, ``cdf`` likewise."""
+    def logpdf(x, loc=0, scale=1):
+        return anp.subtract(logpdf_standard(_standardized(x, loc, scale)), anp.log(scale))
+
+    def pdf(x, loc=0, scale=1):
+        return anp.exp(logpdf(x, loc, scale))
+
+    functions = {"logpdf": logpdf, "pdf": pdf}
+    if cdf_standard is not None:
+        functions["cdf"] = lambda x, loc=0, scale=1: cdf_standard(_standardized(x, loc, scale))
+        functions["logcdf"] = lambda x, loc=0, scale=1: anp.log(functions["cdf"](x, loc,
+                                                                                   scale))
+    if sf_standard is not None:
+        functions["sf"] = lambda x, loc=0, scale=1: sf_standard(_standardized(x, loc, scale))
+    return SimpleNamespace(**functions)
+
+
+def _inside(z, low, high, value, outside):
+    return anp.where(anp.logical_and(anp.greater_equal(z, low), anp.less_equal(z, high)),
+                     value, outside)
+
+
+uniform = _location_scale(
+    lambda z: _inside(z, 0.0, 1.0, anp.zeros_like(z), -np.inf),
+    lambda z: anp.clip(z, 0.0, 1.0), lambda z: anp.subtract(1.0, anp.clip(z, 0.0, 1.0)))
+"""The uniform distribution on ``[loc, loc + scale]``."""
+
+expon = _location_scale(
+    lambda z: anp.where(anp.less(z, 0), -np.inf, anp.negative(z)),
+    lambda z: anp.where(anp.less(z, 0), 0.0, anp.negative(anp.expm1(anp.negative(z)))),
+    lambda z: anp.where(anp.less(z, 0), 1.0, anp.exp(anp.negative(z))))
+"""The exponential distribution."""
+
+laplace = _location_scale(
+    lambda z: anp.subtract(anp.negative(anp.absolute(z)), np.log(2.0)),
+    lambda z: anp.where(anp.less(z, 0), anp.multiply(0.5, anp.exp(z)),
+                        anp.subtract(1.0, anp.multiply(0.5, anp.exp(anp.negative(z))))))
+"""The Laplace (double exponential) distribution."""
+
+logistic = _location_scale(
+    lambda z: anp.subtract(anp.negative(z), anp.multiply(2.0, anp.logaddexp(0.0,
+                                                                            anp.negative(z)))),
+    special.expit, lambda z: special.expit(anp.negative(z)))
+"""The logistic distribution."""
+
+cauchy = _location_scale(
+    lambda z: anp.negative(anp.add(np.log(np.pi), anp.log1p(anp.square(z)))),
+    lambda z: anp.add(0.5, anp.multiply(1 / np.pi, anp.arctan(z))))
+"""The Cauchy distribution."""
+
+
+def _gamma_logpdf(x, a, loc=0, scale=1):
+    z = _standardized(x, loc, scale)
+    value = anp.subtract(anp.subtract(special.xlogy(anp.subtract(a, 1), z), z),
+                         anp.add(special.gammaln(a), anp.log(scale)))
+    return anp.where(anp.less(z, 0), -np.inf, value)
+
+
+def _gamma_cdf(x, a, loc=0, scale=1):
+    return special.gammainc(a, anp.maximum(_standardized(x, loc, scale), 0.0))
+
+
+gamma = SimpleNamespace(logpdf=_gamma_logpdf, pdf=lambda x, a, loc=0, scale=1: anp.exp(
+    _gamma_logpdf(x, a, loc, scale)), cdf=_gamma_cdf)
+"""The gamma distribution: ``logpdf``, ``pdf``, ``cdf`` (``x, a, loc=0, scale=1``)."""
+
+chi2 = SimpleNamespace(
+    logpdf=lambda x, df, loc=0, scale=1: _gamma_logpdf(x, anp.true_divide(df, 2.0), loc,
+                                                       anp.multiply(scale, 2.0)),
+    pdf=lambda x, df, loc=0, scale=1: anp.exp(_gamma_logpdf(
+        x, anp.true_divide(df, 2.0), loc, anp.multiply(scale, 2.0))),
+    cdf=lambda x, df, loc=0, scale=1: _gamma_cdf(x, anp.true_divide(df, 2.0), loc,
+                                                 anp.multiply(scale, 2.0)))
+"""The chi-squared distribution: ``logpdf``, ``pdf``, ``cdf`` (``x, df``)."""
+
+
+def _t_logpdf(x, df, loc=0, scale=1):
+    z = _standardized(x, loc, scale)
+    df = _float(df)
+    half = anp.true_divide(anp.add(df, 1.0), 2.0)
+    norm_const = anp.subtract(anp.subtract(special.gammaln(half), special.gammaln(
+        anp.true_divide(df, 2.0))), anp.multiply(0.5, anp.log(anp.multiply(df, np.pi))))
+    return anp.subtract(anp.subtract(norm_const, anp.multiply(half, anp.log1p(
+        anp.true_divide(anp.square(z), df)))), anp.log(scale))
+
+
+t = SimpleNamespace(logpdf=_t_logpdf, pdf=lambda x, df, loc=0, scale=1: anp.exp(
+    _t_logpdf(x, df, loc, scale)))
+"""Student's t distribution: ``logpdf``, ``pdf`` (``x, df, loc=0, scale=1``)."""
+
+
+def _beta_logpdf(x, a, b, loc=0, scale=1):
+    z = _standardized(x, loc, scale)
+    value = anp.subtract(anp.add(special.xlogy(anp.subtract(a, 1), z), special.xlog1py(
+        anp.subtract(b, 1), anp.negative(z))), anp.add(special.betaln(a, b), anp.log(scale)))
+    return anp.where(anp.logical_or(anp.less(z, 0), anp.greater(z, 1)), -np.inf, value)
+
+
+beta = SimpleNamespace(logpdf=_beta_logpdf, pdf=lambda x, a, b, loc=0, scale=1: anp.exp(
+    _beta_logpdf(x, a, b, loc, scale)))
+"""The beta distribution: ``logpdf``, ``pdf`` (``x, a, b, loc=0, scale=1``)."""
+
+
+def _geom_logpmf(k, p, loc=0):
+    k = anp.subtract(_float(k), loc)
+    p = _float(p)
+    value = anp.add(special.xlog1py(anp.subtract(k, 1), anp.negative(p)), anp.log(p))
+    valid = anp.logical_and(anp.equal(k, anp.floor(k)), anp.greater_equal(k, 1))
+    return anp.where(valid, value, -np.inf)
+
+
+def _geom_cdf(k, p, loc=0):
+    k = anp.floor(anp.subtract(_float(k), loc))
+    p = _float(p)
+    value = anp.negative(anp.expm1(anp.multiply(k, anp.log1p(anp.negative(p)))))
+    return anp.where(anp.less(k, 1), 0.0, value)
+
+
+geom = SimpleNamespace(logpmf=_geom_logpmf, pmf=lambda k, p, loc=0: anp.exp(
+    _geom_logpmf(k, p, loc)), cdf=_geom_cdf)
+"""The geometric distribution (trials until the first success): ``logpmf``, ``pmf``,
+``cdf`` (``k, p, loc=0``)."""
+
+
+def _binom_logpmf(k, n, p, loc=0):
+    k = anp.subtract(_float(k), loc)
+    n, p = _float(n), _float(p)
+    combinations = anp.subtract(special.gammaln(anp.add(n, 1)), anp.add(
+        special.gammaln(anp.add(k, 1)), special.gammaln(anp.add(anp.subtract(n, k), 1))))
+    value = anp.add(combinations, anp.add(special.xlogy(k, p), special.xlog1py(
+        anp.subtract(n, k), anp.negative(p))))
+    valid = anp.logical_and(anp.equal(k, anp.floor(k)), anp.logical_and(
+        anp.greater_equal(k, 0), anp.less_equal(k, n)))
+    return anp.where(valid, value, -np.inf)
+
+
+binom = SimpleNamespace(logpmf=_binom_logpmf, pmf=lambda k, n, p, loc=0: anp.exp(
+    _binom_logpmf(k, n, p, loc)))
+"""The binomial distribution: ``logpmf``, ``pmf`` (``k, n, p, loc=0``)."""

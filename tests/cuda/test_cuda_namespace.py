@@ -22,8 +22,10 @@ def test_table_matches_numpy_on_cuda(dtype, three_d):
     for name in sorted(CASES):
         ref = _reference(name, x, y)
         outs = ref if isinstance(ref, tuple) else (ref,)
+        # the CUDA backend compiles no complex values yet (it says so: test_cuda_backend)
         if not (isinstance(ref, Exception) or
-                any(np.asarray(o).dtype == np.float16 for o in outs)):
+                any(np.asarray(o).dtype == np.float16 or np.asarray(o).dtype.kind == "c"
+                    for o in outs)):
             valid.append(name)
     f = arrjit.jit(lambda x, y: {n: CASES[n](anp, x, y) for n in valid}, device="cuda")
     with warnings.catch_warnings(), np.errstate(all="ignore"):

@@ -12,8 +12,9 @@ import numpy as np
 from ...core.ir import SPECIAL, Op
 from ...passes.kernel import Compute
 from .mathnames import COMPLEX_HELPERS
-from ..source import (NEUTRAL_EXPRESSIONS, TYPE_PRESERVING, Expr, by_kind as _by_kind,
-                      call as _call, expression as _expression, literal, type_name)
+from ..source import (INTEGER_FMOD, NEUTRAL_EXPRESSIONS, TYPE_PRESERVING, Expr,
+                      by_kind as _by_kind, call as _call, expression as _expression, literal,
+                      type_name)
 
 __all__ = ["EXPRESSIONS", "expression", "literal", "type_name"]
 
@@ -62,6 +63,12 @@ def _special(op: Op) -> Expr:
     return render
 
 
+def _LDEXP_RANGE(exponent: str) -> str:
+    """An ``ldexp`` exponent clamped to where the result is already 0 or inf (C's ``ldexp``
+    takes an int: a wider exponent would be truncated)."""
+    return f"(-2200 if {exponent} < -2200 else (2200 if {exponent} > 2200 else {exponent}))"
+
+
 EXPRESSIONS: dict[Op, Expr] = {
     **NEUTRAL_EXPRESSIONS,
     # NumPy: sign(-0.0) is +0.0 (numba's np.sign keeps -0.0); NaN stays NaN
@@ -96,6 +103,10 @@ EXPRESSIONS: dict[Op, Expr] = {
     Op.SIGNBIT: _call("np.signbit"),
     Op.COPYSIGN: _call("np.copysign"),
     Op.NEXTAFTER: _call("np.nextafter"),
+    Op.FMOD: lambda a, d: f"np.fmod({a[0]}, {a[1]})" if d[0].kind == "f" else INTEGER_FMOD(a, d),
+    Op.LDEXP: lambda a, d: f"np.ldexp({a[0]}, {_LDEXP_RANGE(a[1])})",
+    Op.GCD: _call("_M.gcd"),
+    Op.LCM: _call("_M.lcm"),
     Op.FLOOR: _by_kind("np.floor({a})", "{a}"),
     Op.CEIL: _by_kind("np.ceil({a})", "{a}"),
     Op.RINT: _complex_or("rint", _by_kind("np.rint({a})", "{a}")),

@@ -12,7 +12,8 @@ import numpy as np
 
 from ...core.ir import SPECIAL, Op
 from ...passes.kernel import Compute, Const
-from ..source import NEUTRAL_EXPRESSIONS, Expr, by_kind, expression as _expression, literal, type_name
+from ..source import (INTEGER_FMOD, NEUTRAL_EXPRESSIONS, Expr, by_kind, expression as _expression,
+                      literal, type_name)
 
 
 def _math(name: str, integer: Expr | None = None, float32: str | None = None) -> Expr:
@@ -93,6 +94,11 @@ EXPRESSIONS: dict[Op, Expr] = {
     Op.SIGNBIT: lambda a, d: f"(_m.copysign(1.0, {a[0]}) < 0.0)",
     Op.COPYSIGN: _math("copysign"),
     Op.NEXTAFTER: _math("nextafter", float32="nextafterf"),
+    Op.FMOD: _math("fmod", integer=INTEGER_FMOD),
+    Op.LDEXP: lambda a, d: (f"_m.ldexp({a[0]}, (-2200 if {a[1]} < -2200 else (2200 if "
+                            f"{a[1]} > 2200 else {a[1]})))"),
+    Op.GCD: lambda a, d: f"_m.gcd({a[0]}, {a[1]})",
+    Op.LCM: lambda a, d: f"_m.lcm({a[0]}, {a[1]})",
     Op.FLOOR: _rounding("floor"),
     Op.CEIL: _rounding("ceil"),
     Op.RINT: _rounding("rint"),

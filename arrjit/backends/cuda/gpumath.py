@@ -24,3 +24,6 @@ cbrt, cbrtf = libdevice.cbrt, libdevice.cbrtf
 erf, erfc, gammaln = math.erf, math.erfc, math.lgamma
 digamma = cuda.jit(device=True, inline="always")(_special.digamma)
 incomplete_gamma = cuda.jit(device=True, inline="always")(_special.incomplete_gamma)
+gcd = cuda.jit(device=True, inline="always")(_special.gcd)
+lcm = cuda.jit(device=True, inline="always")(_special.lcm)
+fmod, ldexp = math.fmod, math.ldexp

@@ -19,3 +19,4 @@ nextafter = nextafterf = np.nextafter
 cbrt = cbrtf = np.cbrt
 erf, erfc = math.erf, math.erfc
 gammaln, digamma, incomplete_gamma = _special.gammaln, _special.digamma, _special.incomplete_gamma
+gcd, lcm, fmod, ldexp = _special.gcd, _special.lcm, np.fmod, np.ldexp

@@ -15,5 +15,7 @@ erfc = njit(**_OPTIONS)(_special.erfc)
 gammaln = njit(**_OPTIONS)(_special.gammaln)
 digamma = njit(**_OPTIONS)(_special.digamma)
 incomplete_gamma = njit(**_OPTIONS)(_special.incomplete_gamma)
+gcd = njit(**_OPTIONS)(_special.gcd)
+lcm = njit(**_OPTIONS)(_special.lcm)
 
-__all__ = ["erf", "erfc", "gammaln", "digamma", "incomplete_gamma"]
+__all__ = ["erf", "erfc", "gammaln", "digamma", "incomplete_gamma", "gcd", "lcm"]
