@@ -317,3 +317,21 @@ def test_ranges_and_lists_of_traced_values_index_as_numpy_does():
     np.testing.assert_array_equal(arrjit.jit(lambda x, i, j: x[[i, j]])(x[0], 1, 2),
                                   x[0][[1, 2]])
     np.testing.assert_array_equal(arrjit.jit(lambda x, i: x[i])(x[0], [0, 2]), x[0][[0, 2]])
+
+
+def test_index_tricks_are_numpys():
+    got = arrjit.jit(lambda s: (anp.mgrid[0:3, 0:4:2] * s, anp.ogrid[0:2, 0:3], anp.r_[1:4, 7],
+                                anp.mgrid[-1:1:5j]))(2.0)
+    want = (np.mgrid[0:3, 0:4:2] * 2.0, np.ogrid[0:2, 0:3], np.r_[1:4, 7], np.mgrid[-1:1:5j])
+    np.testing.assert_array_equal(got[0], want[0])
+    for g, w in zip(got[1], want[1]):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(got[2], want[2])
+    np.testing.assert_allclose(got[3], want[3])
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(arrjit.jit(lambda v: anp.r_[v, 0:2, -1.0])(x),
+                                  np.r_[x, 0:2, -1.0])
+    np.testing.assert_array_equal(arrjit.jit(lambda v: anp.c_[v, v * 2])(x), np.c_[x, x * 2])
+    assert anp.s_[1:3] == np.s_[1:3] and anp.index_exp[2] == np.index_exp[2]
+    with pytest.raises(TypeError, match="static slice bounds"):
+        arrjit.jit(lambda n: anp.mgrid[0:n])(np.int64(3))
