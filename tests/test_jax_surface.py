@@ -335,3 +335,61 @@ def test_index_tricks_are_numpys():
     assert anp.s_[1:3] == np.s_[1:3] and anp.index_exp[2] == np.index_exp[2]
     with pytest.raises(TypeError, match="static slice bounds"):
         arrjit.jit(lambda n: anp.mgrid[0:n])(np.int64(3))
+
+
+def test_item_assignment_writes_arrays_the_function_computed_as_numpy_does():
+    def differences(x):
+        out = anp.zeros_like(x)
+        out[0] = x[0]
+        out[1:] = x[1:] - x[:-1]
+        out[out < 0] = -1.0             # a traced boolean mask with a broadcast value
+        out[2] += 10
+        return out
+
+    x = np.array([1.0, 3.0, 2.0, 7.0])
+    want = np.zeros_like(x)
+    want[0], want[1:] = x[0], x[1:] - x[:-1]
+    want[want < 0] = -1.0
+    want[2] += 10
+    np.testing.assert_array_equal(arrjit.jit(differences)(x), want)
+    np.testing.assert_allclose(arrjit.grad(lambda v: anp.sum(differences(v) ** 2))(x),
+                               jax.grad(lambda v: jnp.sum(_jax_differences(v) ** 2))(x))
+
+
+def _jax_differences(x):
+    out = jnp.zeros_like(x).at[0].set(x[0]).at[1:].set(x[1:] - x[:-1])
+    out = jnp.where(out < 0, -1.0, out)
+    return out.at[2].add(10)
+
+
+@pytest.mark.parametrize("program,reason", [
+    (lambda x: x.__setitem__(0, 1.0), "an argument"),
+    (lambda x: x[1:].__setitem__(0, 1.0), "an argument"),
+    (lambda x: _write_then_read_view(x * 2), "a view of it"),
+    (lambda x: _write_into_view(x * 2), "a view of another array"),
+], ids=["argument", "view-of-argument", "live-view", "into-a-view"])
+def test_item_assignment_that_numpy_would_share_is_refused(program, reason):
+    with pytest.raises(TypeError, match=f"{reason}.*x.at\\[idx\\].set"):
+        arrjit.jit(program)(np.ones(4))
+
+
+def _write_then_read_view(y):
+    view = y[1:]
+    y[0] = 100.0          # NumPy: view[...] would not change, y's memory would
+    return view
+
+
+def _write_into_view(y):
+    view = y[1:]
+    view[0] = 100.0       # NumPy writes through to y
+    return y
+
+
+def test_array_api_extra_functions_run_under_jit():
+    xpx = pytest.importorskip("array_api_extra")
+    x = np.linspace(-2.0, 2.0, 5)
+    for fn in (lambda v: xpx.sinc(v), lambda v: xpx.pad(v, 2, constant_values=1.0),
+               lambda v: xpx.create_diagonal(v), lambda v: xpx.at(v * 1)[1].set(10.0),
+               lambda v: xpx.one_hot(anp.astype(v + 2, anp.int64), 5),
+               lambda v: xpx.kron(v, v), lambda v: xpx.cov(anp.stack([v, v ** 2]))):
+        np.testing.assert_allclose(arrjit.jit(fn)(x), fn(x.copy()))

@@ -226,7 +226,9 @@ def bind_complex(re: Operand, im: Operand) -> Operand:
 
 def _view(x: Tracer, op: Op, out_shape: tuple[int, ...], **params) -> Tracer:
     out = x.ctx.add_node(op, (x.ir_var,), Aval(out_shape, x.dtype, x.aval.weak), **params)
-    return Tracer(x.ctx, out, x.sources)
+    view = Tracer(x.ctx, out, x.sources)
+    x.ctx.record_view(x, view)
+    return view
 
 
 def bind_broadcast(x: Operand, shape: tuple[int, ...]) -> Operand:

@@ -6,6 +6,7 @@ that an error about using its value in Python control flow can name the argument
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any, Iterable
 
 import numpy as np
@@ -40,6 +41,12 @@ class TraceContext:
         self.known: dict[Var, Any] | None = None
         # where the traced arrays live: the device ``jit`` compiles for
         self.device: str = "cpu" if parent is None else parent.device
+        # views (slices, reshapes, transposes...): of each view, the var it views (the first
+        # of a chain) and that array's tracer; of each viewed var, its views' tracers. All
+        # weak: ``x[i] = v`` may not change an array that a view in use still shows, or that
+        # a view in use belongs to, as NumPy's views would show the change
+        self.view_roots: dict[int, tuple[int, weakref.ref]] = {}
+        self.live_views: dict[int, list[weakref.ref]] = {}
 
     def new_var(self, aval: Aval) -> Var:
         self._next_id += 1
@@ -65,6 +72,12 @@ class TraceContext:
         outs = [self.new_var(a) for a in avals]
         self.nodes.append(Node(op, inputs, outs[0], make_params(**params), tuple(outs[1:])))
         return outs
+
+    def record_view(self, source: "Tracer", view: "Tracer") -> None:
+        """``view`` shows the values of ``source`` (and so of the array ``source`` views)."""
+        root = self.view_roots.get(source.ir_var.id, (source.ir_var.id, weakref.ref(source)))
+        self.view_roots[view.ir_var.id] = root
+        self.live_views.setdefault(root[0], []).append(weakref.ref(view))
 
     def lift(self, tracer: "Tracer") -> Var:
         """An input of this (inner) trace standing for a tracer of an enclosing trace."""
@@ -230,7 +243,7 @@ def conversion_error(tracer: "Tracer", cls: type, what: str, alternatives: str) 
 class Tracer:
     """An abstract array inside ``jit``. Supports NumPy's operators and array methods."""
 
-    __slots__ = ("ctx", "ir_var", "sources")
+    __slots__ = ("ctx", "ir_var", "sources", "__weakref__")
     __array_priority__ = 1000  # numpy_array <op> tracer defers to the tracer
 
     def __init__(self, ctx: TraceContext, var: Var, sources: frozenset[str]):
@@ -360,10 +373,6 @@ class Tracer:
             "Use the arrjit.numpy function of the same name (import arrjit.numpy as anp) so that "
             "the operation is traced and compiled.")
 
-    def __setitem__(self, index, value):
-        raise TypeError(
-            f"traced arrays are immutable: x[idx] = v is not supported on {self.aval}. Use the "
-            f"functional form x = x.at[idx].set(v), which returns the updated array.")
 
 
 _Tracer = Tracer
@@ -392,6 +401,7 @@ def install_array_methods(namespace) -> None:
     Tracer.__abs__ = lambda a: ns.absolute(a)
     Tracer.__invert__ = lambda a: ns.invert(a)
     Tracer.__getitem__ = lambda a, index: ns._getitem(a, index)
+    Tracer.__setitem__ = lambda a, index, value: ns._setitem(a, index, value)
     Tracer.__array_namespace__ = lambda a, *, api_version=None: ns
     Tracer.T = property(lambda a: ns.transpose(a))
     Tracer.mT = property(lambda a: ns.swapaxes(a, -1, -2))

@@ -21,6 +21,7 @@ from ..core.trace import install_array_methods as _install_array_methods
 from .base import *  # noqa: F401,F403
 from .indexing import IndexUpdateHelper as _IndexUpdateHelper  # noqa: F401  (x.at[...])
 from .indexing import getitem as _getitem  # noqa: F401  (the Tracer's [] operator)
+from .indexing import setitem as _setitem  # noqa: F401  (x[idx] = v)
 from .contractions import dot, einsum, inner, matmul, outer, tensordot, vdot  # noqa: F401
 from .misc import (allclose, array_equal, cross, histogram, interp, isclose,  # noqa: F401
                    nan_to_num, trace)

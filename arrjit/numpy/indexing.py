@@ -18,7 +18,7 @@ from ..core import primitives as p
 from ..core.dtypes import result_type
 from ..core.library import indexed_shape
 from ..core.ir import Op
-from ..core.trace import Tracer
+from ..core.trace import Tracer, current_trace
 
 
 def is_advanced(items) -> bool:
@@ -182,3 +182,51 @@ def getitem(x: Tracer, index):
         dim += 1
     out = p.bind_slice(x, tuple(starts), tuple(steps), tuple(sliced_shape))
     return p.bind_reshape(out, tuple(final_shape))
+
+
+def _cannot_write(x: Tracer, reason: str) -> TypeError:
+    return TypeError(
+        f"x[idx] = v cannot update the traced array {x.aval}: {reason}. Use the functional "
+        f"form x = x.at[idx].set(v), which returns the updated array.")
+
+
+def setitem(x: Tracer, index, value) -> None:
+    """``x[index] = value``: ``x`` becomes the updated array, as NumPy writes in place, for
+    an array this function computed that nothing else shows: not an argument (NumPy would
+    change the caller's array), not a view of another array (NumPy would write through to
+    it), and with no view of it still in use (NumPy would show the change through it). A
+    traced boolean mask of ``x``'s shape takes a value that broadcasts to ``x``
+    (``x[x < 0] = 0``)."""
+    ctx = x.ctx
+    if current_trace() is not ctx:
+        raise _cannot_write(x, "it belongs to another trace (an enclosing function's)")
+    arguments = {v.id for v in ctx.inputs} | {v.id for v, _ in ctx.lifted}
+    root_id, root = ctx.view_roots.get(x.ir_var.id, (x.ir_var.id, None))
+    if root_id in arguments:
+        raise _cannot_write(x, "it is an argument of the traced function (or a view of one), "
+                               "and a compiled function cannot change the caller's array")
+    if root is not None and root() is not None:
+        raise _cannot_write(x, "it is a view of another array in use, and NumPy would write "
+                               "through to that array")
+    if any(view() is not None and view() is not x
+           for view in ctx.live_views.get(x.ir_var.id, ())):
+        raise _cannot_write(x, "a view of it (a slice, reshape or transpose) is still in use, "
+                               "and NumPy would show the change through it")
+    mask = index if isinstance(index, Tracer) and index.dtype == np.bool_ else None
+    if mask is not None:
+        value = anp.asarray(value) if not p.is_python_scalar(value) else value
+        try:
+            np.broadcast_shapes(p.aval_of(value).shape, x.shape)
+        except ValueError:
+            raise _cannot_write(x, f"a traced boolean mask selects a number of elements only "
+                                   f"known at run time, so the value must broadcast to "
+                                   f"{x.shape} (got {p.aval_of(value).shape})") from None
+        if mask.shape != x.shape:
+            raise IndexError(f"boolean index of shape {mask.shape} does not match the array's "
+                             f"shape {x.shape}")
+        updated = anp.where(mask, anp.astype(anp.asarray(value), x.dtype), x)
+    else:
+        updated = scatter(x, index, value, "set")
+    x.ir_var = updated.ir_var
+    x.sources = x.sources | updated.sources
+
