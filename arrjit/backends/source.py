@@ -110,6 +110,17 @@ def by_kind(float_: str, int_: str, uint: str | None = None, bool_: str | None =
     return render
 
 
+def special_call(op: Op, module: str) -> Expr:
+    """A special function of ``core.special`` as each backend imports it (``module``), its
+    operands widened to float64."""
+    def render(args, dts):
+        wide = ", ".join(f"np.float64({a})" for a in args)
+        if op in (Op.GAMMAINC, Op.GAMMAINCC):
+            return f"{module}.incomplete_gamma({wide}, {op is Op.GAMMAINCC})"
+        return f"{module}.{op.value}({wide})"
+    return render
+
+
 def call(fn: str) -> Expr:
     return lambda args, dts: f"{fn}({', '.join(args)})"
 

@@ -9,7 +9,9 @@ array([[7., 0.],
 """
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+from typing import Any, Callable
 
 import numpy as np
 
@@ -22,22 +24,41 @@ def _traced(*xs: Any) -> bool:
     return any(isinstance(x, Tracer) for x in xs)
 
 
-def _needs_inplace_false(name: str) -> TypeError:
-    return TypeError(f"anp.{name} of a traced array cannot update it in place: pass "
-                     f"inplace=False and use the returned array (as in jax.numpy)")
+def _numpy_in_place(numpy_update: Callable) -> Callable:
+    """Gives the traced update it decorates NumPy's contract: on NumPy arrays,
+    ``numpy_update`` writes into the target (or, with ``inplace=False``, into a copy that is
+    returned); a traced target cannot be written, so it needs ``inplace=False`` and gets the
+    decorated function's updated copy."""
+    def decorate(traced_update: Callable) -> Callable:
+        name = traced_update.__name__
+
+        @functools.wraps(traced_update)
+        def update(target, *args, inplace: bool = True, **kwargs):
+            if not _traced(target, *args, *kwargs.values()):
+                if inplace:
+                    return numpy_update(target, *args, **kwargs)
+                target = np.array(target, copy=True)
+                numpy_update(target, *args, **kwargs)
+                return target
+            if inplace:
+                raise TypeError(f"anp.{name} of a traced array cannot update it in place: "
+                                f"pass inplace=False and use the returned array (as in "
+                                f"jax.numpy)")
+            return traced_update(target, *args, **kwargs)
+
+        signature = inspect.signature(traced_update)
+        inplace = inspect.Parameter("inplace", inspect.Parameter.KEYWORD_ONLY, default=True,
+                                    annotation="bool")
+        update.__signature__ = signature.replace(
+            parameters=[*signature.parameters.values(), inplace])
+        return update
+    return decorate
 
 
-def put(a, ind, v, mode: str = "raise", *, inplace: bool = True):
+@_numpy_in_place(np.put)
+def put(a, ind, v, mode: str = "raise"):
     """``numpy.put``: ``a.flat[ind] = v``. NumPy arrays are updated in place; inside jit
     pass ``inplace=False`` for the updated copy (``mode`` 'clip' or 'wrap' there)."""
-    if not _traced(a, ind, v):
-        if inplace:
-            return np.put(a, ind, v, mode)
-        a = np.array(a, copy=True)
-        np.put(a, ind, v, mode)
-        return a
-    if inplace:
-        raise _needs_inplace_false("put")
     a = anp.asarray(a)
     flat = anp.ravel(a)
     ind = anp.ravel(anp.asarray(ind))
@@ -49,16 +70,9 @@ def put(a, ind, v, mode: str = "raise", *, inplace: bool = True):
     return anp.reshape(flat.at[ind].set(values), a.shape)
 
 
-def put_along_axis(arr, indices, values, axis, *, inplace: bool = True):
+@_numpy_in_place(np.put_along_axis)
+def put_along_axis(arr, indices, values, axis):
     """``numpy.put_along_axis``: ``values`` written at ``indices`` along ``axis``."""
-    if not _traced(arr, indices, values):
-        if inplace:
-            return np.put_along_axis(arr, indices, values, axis)
-        arr = np.array(arr, copy=True)
-        np.put_along_axis(arr, indices, values, axis)
-        return arr
-    if inplace:
-        raise _needs_inplace_false("put_along_axis")
     arr, indices = anp.asarray(arr), anp.asarray(indices)
     axis = anp._normalize_axis(axis, arr.ndim, "axis")
     grids = list(np.ogrid[tuple(slice(0, n) for n in indices.shape)])
@@ -66,17 +80,10 @@ def put_along_axis(arr, indices, values, axis, *, inplace: bool = True):
     return arr.at[tuple(grids)].set(values)
 
 
-def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
+@_numpy_in_place(np.fill_diagonal)
+def fill_diagonal(a, val, wrap: bool = False):
     """``numpy.fill_diagonal``: ``val`` on the main diagonal (NumPy: in place; inside jit
     with ``inplace=False``, the updated copy)."""
-    if not _traced(a, val):
-        if inplace:
-            return np.fill_diagonal(a, val, wrap)
-        a = np.array(a, copy=True)
-        np.fill_diagonal(a, val, wrap)
-        return a
-    if inplace:
-        raise _needs_inplace_false("fill_diagonal")
     a = anp.asarray(a)
     if a.ndim < 2 or (a.ndim > 2 and len(set(a.shape)) != 1):
         raise ValueError("All dimensions of input must be of equal length")
@@ -91,16 +98,9 @@ def fill_diagonal(a, val, wrap: bool = False, *, inplace: bool = True):
     return anp.reshape(anp.ravel(a).at[positions].set(values), a.shape)
 
 
-def place(arr, mask, vals, *, inplace: bool = True):
+@_numpy_in_place(np.place)
+def place(arr, mask, vals):
     """``numpy.place``: the elements where ``mask`` take ``vals`` in turn (repeated)."""
-    if not _traced(arr, mask, vals):
-        if inplace:
-            return np.place(arr, mask, vals)
-        arr = np.array(arr, copy=True)
-        np.place(arr, mask, vals)
-        return arr
-    if inplace:
-        raise _needs_inplace_false("place")
     arr = anp.asarray(arr)
     flat = anp.ravel(arr)
     keep = anp.ravel(anp.asarray(mask, np.bool_))

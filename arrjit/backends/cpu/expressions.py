@@ -14,7 +14,7 @@ from ...passes.kernel import Compute
 from .mathnames import COMPLEX_HELPERS
 from ..source import (INTEGER_FMOD, NEUTRAL_EXPRESSIONS, TYPE_PRESERVING, Expr,
                       by_kind as _by_kind, call as _call, expression as _expression, literal,
-                      type_name)
+                      special_call, type_name)
 
 __all__ = ["EXPRESSIONS", "expression", "literal", "type_name"]
 
@@ -52,15 +52,6 @@ def _complex_or(name: str, other: Expr) -> Expr:
         return helper if helper is not None else other(args, dts)
     return render
 
-
-def _special(op: Op) -> Expr:
-    """A special function of ``mathlib.special``, in float64."""
-    def render(args, dts):
-        wide = ", ".join(f"np.float64({a})" for a in args)
-        if op in (Op.GAMMAINC, Op.GAMMAINCC):
-            return f"_M.incomplete_gamma({wide}, {op is Op.GAMMAINCC})"
-        return f"_M.{op.value}({wide})"
-    return render
 
 
 def _LDEXP_RANGE(exponent: str) -> str:
@@ -118,7 +109,7 @@ EXPRESSIONS: dict[Op, Expr] = {
     Op.ARCTAN2: _math("arctan2", "np.arctan2"),
     Op.HYPOT: _call("np.hypot"),
     Op.LOGADDEXP: _call("np.logaddexp"),
-    **{op: _special(op) for op in SPECIAL},
+    **{op: special_call(op, "_M") for op in SPECIAL},
     # one LLVM select rather than a ternary: numba's passes take time superlinear in the
     # number of branches of a function (100 unrolled where()s: 9 s)
     Op.SELECT: lambda a, d: f"_M.select({a[0]}, {a[1]}, {a[2]})",

@@ -13,7 +13,7 @@ import numpy as np
 from ...core.ir import SPECIAL, Op
 from ...passes.kernel import Compute, Const
 from ..source import (INTEGER_FMOD, NEUTRAL_EXPRESSIONS, Expr, by_kind, expression as _expression,
-                      literal, type_name)
+                      literal, special_call, type_name)
 
 
 def _math(name: str, integer: Expr | None = None, float32: str | None = None) -> Expr:
@@ -51,16 +51,6 @@ def _rounding(kind: str) -> Expr:
         return f"({a} if not abs({a}) < {big} else _m.copysign({value}, {a}))"
     return render
 
-
-def _special(op: Op) -> Expr:
-    """A special function of ``core.special`` (``_m``: inlined device functions), in
-    float64."""
-    def render(args, dts):
-        wide = ", ".join(f"np.float64({a})" for a in args)
-        if op in (Op.GAMMAINC, Op.GAMMAINCC):
-            return f"_m.incomplete_gamma({wide}, {op is Op.GAMMAINCC})"
-        return f"_m.{op.value}({wide})"
-    return render
 
 
 EXPRESSIONS: dict[Op, Expr] = {
@@ -107,7 +97,7 @@ EXPRESSIONS: dict[Op, Expr] = {
     Op.ISFINITE: by_kind("(({a} - {a}) == {Z})", "True"),
     # integer powers are statements (``statement_lines``)
     Op.POW: _math("pow"),
-    **{op: _special(op) for op in SPECIAL},
+    **{op: special_call(op, "_m") for op in SPECIAL},
     Op.ARCTAN2: _math("atan2"),
     Op.HYPOT: _math("hypot"),
     # NumPy's logaddexp; x + y is NaN when either is (neither branch taken)
