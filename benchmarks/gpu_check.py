@@ -162,7 +162,7 @@ def ulp_error(out: np.ndarray, ref: np.ndarray) -> tuple[float, int]:
 
 
 def accuracy() -> list[dict]:
-    """The GPU's math functions against NumPy's, in ulps (README: CUDA, accuracy)."""
+    """The GPU's math functions against NumPy's, in ulps (docs/guide/cuda.md: math)."""
     rows = []
     for dtype in (np.float32, np.float64):
         x, y = _math_inputs(dtype, seed=1), _math_inputs(dtype, seed=2)

@@ -74,3 +74,16 @@ def test_cache_cli_errors_and_missing_directory(tmp_path, capsys):
     finally:
         arrjit.config.update("cache_dir", before)
     assert "does not exist: nothing is cached yet" in capsys.readouterr().out
+
+
+def test_bench_plot_without_matplotlib_says_what_to_install(monkeypatch):
+    """Checked before any benchmark runs, not after the table."""
+    import importlib.util
+    from arrjit.cli import bench
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    monkeypatch.setattr(bench, "run", lambda quick: pytest.fail("benchmarks ran"))
+    with pytest.raises(SystemExit, match=r"--plot needs matplotlib.*pip install matplotlib"):
+        bench.main(quick=True, plot_path="chart.png", json_path=None)

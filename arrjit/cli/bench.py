@@ -9,6 +9,7 @@ against this machine's copy bandwidth measured in the same run. The asv suite in
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import statistics
 import sys
@@ -439,6 +440,10 @@ def main(quick: bool, plot_path: str | None, json_path: str | None,
     if first_call:
         print(first_call_table(first_calls()))
         return
+    if plot_path and importlib.util.find_spec("matplotlib") is None:
+        raise SystemExit("python -m arrjit bench: --plot needs matplotlib, which is not "
+                         "installed; pip install matplotlib (or the [bench] extra), or drop "
+                         "--plot and keep --json")
     report = run(quick=quick)
     print(table(report))
     if json_path:

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.cuda
 cuda_jit = lambda f, **kw: arrjit.jit(f, device="cuda", **kw)   # noqa: E731
 
 # The simulator runs NumPy's scalar functions; a GPU runs libdevice, whose float functions
-# are within a few ulp of NumPy's (README: CUDA accuracy).
+# are within a few ulp of NumPy's (docs/guide/cuda.md: math).
 RTOL = {np.dtype("float32"): 3e-7 if simulated() else 2e-6,
         np.dtype("float64"): 1e-15 if simulated() else 1e-14}
 
