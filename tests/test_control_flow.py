@@ -284,3 +284,70 @@ def test_native_loops_gather_columns_by_position_and_by_index_vector():
     assert loop.native is not None
     with pytest.raises(IndexError, match="index 20 is out of bounds for axis 1 with size 20"):
         vector(e, 10)
+
+
+def _while_nodes(f, *args):
+    from arrjit.core.ir import Op
+    return [n for n in f.lower(*args).graph.nodes if n.op is Op.WHILE]
+
+
+def _forward_substitution(L, b):
+    def row(i, carry):
+        L, x = carry                                   # L comes back unchanged
+        return L, x.at[i].set((b[i] - anp.dot(L[i], x)) / L[i, i])
+    return lax.fori_loop(0, b.shape[0], row, (L, anp.zeros(b.shape[0])))[1]
+
+
+def test_a_carry_the_body_returns_unchanged_is_a_loop_constant_not_a_carry():
+    """Only the counter and ``x`` are carried (and copied per iteration); ``L`` is read from
+    its one buffer. Before, every iteration copied the whole matrix."""
+    rng = np.random.default_rng(0)
+    L = np.tril(rng.random((6, 6))) + 6 * np.eye(6)
+    b = rng.random(6)
+    f = jit(_forward_substitution)
+    (loop,) = _while_nodes(f, L, b)
+    assert loop.param["n_carry"] == 2
+    assert [v.aval.shape for v in loop.outs] == [(), (6,)]
+    np.testing.assert_allclose(f(L, b), np.linalg.solve(L, b), rtol=1e-12)
+
+
+def test_unchanged_carries_keep_their_values_gradients_and_batching():
+    import arrjit
+
+    def powers(w, x):
+        def step(_, carry):
+            w, y, tag = carry                          # w and tag come back unchanged
+            return w, y * w + 1.0, tag
+        return lax.fori_loop(0, 3, step, (w, x, np.int32(7)))
+
+    w, x = np.array([0.5, 2.0]), np.array([1.0, -1.0])
+    got = jit(powers)(w, x)
+    assert_same(got[0], w)
+    assert_same(got[1], ((x * w + 1) * w + 1) * w + 1)
+    assert_same(got[2], np.asarray(np.int32(7)))
+    grad_w = arrjit.grad(lambda w: anp.sum(powers(w, x)[1]))(w)
+    np.testing.assert_allclose(grad_w, 3 * x * w ** 2 + 2 * w + 1, rtol=1e-12)
+    batched = jit(vmap(lambda w: powers(w, x)[1]))(np.array([[0.5, 2.0], [1.0, 3.0]]))
+    np.testing.assert_allclose(batched[1], ((x * [1.0, 3.0] + 1) * [1.0, 3.0] + 1)
+                               * [1.0, 3.0] + 1, rtol=1e-12)
+
+
+def test_a_while_loop_whose_body_changes_nothing_still_runs_its_condition():
+    def f(x):
+        return lax.while_loop(lambda c: anp.sum(c) > 100.0, lambda c: c, x)
+
+    assert_same(jit(f)(np.ones(3)), np.ones(3))
+
+
+@pytest.mark.parametrize("init", [0, 0.0])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_python_scalar_carry_takes_the_dtype_the_body_gives_it(init, dtype):
+    """As in JAX: the scalar enters weakly typed, so ``c + x[i]`` decides the carry's dtype
+    (JAX returns float32 here for both initial values)."""
+    x = np.arange(5, dtype=dtype) + 0.5
+    got = jit(lambda x: lax.fori_loop(0, 5, lambda i, c: c + x[i], init))(x)
+    assert got.dtype == dtype and float(got) == 12.5
+    counted = jit(lambda x: lax.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * x[0]),
+                                           (0, 1)))(x)
+    assert counted[0].dtype == np.int64 and counted[1].dtype == dtype
+    assert float(counted[1]) == 0.5 ** 5

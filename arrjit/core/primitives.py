@@ -137,7 +137,8 @@ def bind_ufunc(op: Op, *operands: Operand) -> Operand:
     if constant is not None:
         var = broadcast_var(ctx, ctx.constant(np.asarray(constant)), shape)
         return Tracer(ctx, var, sources_of(operands))
-    weak = all(a.weak for a in avals)
+    # a comparison of Python scalars is a NumPy bool, never weak (no Python type stands for it)
+    weak = all(a.weak for a in avals) and out_dtype.kind != "b"
     vars_ = []
     for x, dt in zip(operands, loop_dtypes):
         v = cast_var(ctx, as_var(ctx, x, dt), dt)

@@ -1,28 +1,17 @@
-"""``arrjit.lax``: control flow and lower-level primitives in the style of ``jax.lax``.
-
-Loops are one ``WHILE`` primitive holding its condition and body as graphs; inside ``jit`` a
-loop whose body and condition compile to native kernels runs as one native loop, with no
-Python per iteration. ``cond`` and ``switch`` evaluate every branch and select the result
-(pure functions make this equal to running one branch).
-
->>> import numpy as np, arrjit
->>> from arrjit import lax
->>> arrjit.jit(lambda x: lax.fori_loop(0, 3, lambda i, v: v * 2 + i, x))(np.ones(2))
-array([12., 12.])
-"""
+"""Control flow: ``select``, ``cond``, ``switch`` and the loops, all built on one ``WHILE``
+primitive that holds its condition and body as graphs."""
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import numpy as anp
-from .core.marks import stop_gradient  # noqa: F401  (lax.stop_gradient, as in JAX)
-from .core import primitives
-from .core.dtypes import Aval
-from .core.ir import Op
-from .core.trace import TraceContext, Tracer, current_trace, tracing
-from .core.tree import flatten_with_paths, unflatten
+from .. import numpy as anp
+from ..core import primitives
+from ..core.dtypes import Aval
+from ..core.ir import Op
+from ..core.trace import TraceContext, Tracer, current_trace, tracing
+from ..core.tree import flatten_with_paths, unflatten
 
 
 def select(pred, on_true, on_false):
@@ -152,6 +141,8 @@ def _while_loop(cond_fun: Callable, body_fun: Callable, init_val, what: str, hid
             val = body_fun(val)
         return val
     leaves, paths, tree = flatten_with_paths(init_val)
+    weak = [primitives.is_python_scalar(x) or (isinstance(x, Tracer) and x.aval.weak)
+            for x in leaves]
     leaves = [_as_carry_leaf(x) for x in leaves]
     ctx = primitives.find_trace(leaves) or outer
     if outer is not None and outer.depth > ctx.depth:
@@ -160,24 +151,38 @@ def _while_loop(cond_fun: Callable, body_fun: Callable, init_val, what: str, hid
              for x in leaves]
     sources = primitives.sources_of(leaves)
 
-    cond_ctx, pred = _trace_sub(ctx, "cond_fun", cond_fun, tree, avals, sources)
+    # a Python scalar enters weakly typed, as in JAX: the body's arithmetic decides its dtype
+    traced_avals = [Aval(a.shape, a.dtype, weak=w) for a, w in zip(avals, weak)]
+    cond_ctx, pred = _trace_sub(ctx, "cond_fun", cond_fun, tree, traced_avals, sources)
     pred_aval = primitives.aval_of(pred)
     if pred_aval.shape != () or pred_aval.dtype != np.bool_:
         raise TypeError(f"lax.while_loop: cond_fun must return a boolean scalar, got "
                         f"{pred_aval}; reduce it first (anp.all / anp.any) or compare")
     cond_graph = cond_ctx.finish([primitives.as_var(cond_ctx, pred)])
 
-    body_ctx, new = _trace_sub(ctx, "body_fun", body_fun, tree, avals, sources)
+    body_ctx, new = _trace_sub(ctx, "body_fun", body_fun, tree, traced_avals, sources)
     new_leaves, _, new_tree = flatten_with_paths(new)
     if new_tree != tree:
         raise TypeError(f"{what}: body_fun must return the carry's structure {tree}, "
                         f"got {new_tree}")
-    body_outs = []
-    for path, aval, leaf in zip(paths, avals, new_leaves):
+    retyped = list(leaves)
+    for k, (path, aval, leaf) in enumerate(zip(paths, avals, new_leaves)):
         got = primitives.aval_of(leaf)
-        if got.shape != aval.shape or (got.dtype != aval.dtype and not got.weak):
+        if weak[k] and got.shape == aval.shape and got.dtype != aval.dtype and not got.weak:
+            retyped[k] = (leaves[k].astype(got.dtype) if isinstance(leaves[k], Tracer)
+                          else np.asarray(leaves[k], dtype=got.dtype))
+        elif got.shape != aval.shape or (got.dtype != aval.dtype and not got.weak):
             raise _carry_error(what, path[len(hidden):] if path.startswith(hidden) else path,
                                aval, got)
+    if any(new is not old for new, old in zip(retyped, leaves)):
+        return _while_loop(cond_fun, body_fun, unflatten(tree, retyped), what, hidden,
+                           trip_count)
+    unchanged = _unchanged_carries(body_ctx, leaves, new_leaves)
+    if unchanged and len(unchanged) < len(leaves):
+        return _loop_over_changing(cond_fun, body_fun, ctx, leaves, tree, unchanged, what,
+                                   trip_count)
+    body_outs = []
+    for aval, leaf in zip(avals, new_leaves):
         var = primitives.as_var(body_ctx, leaf, aval.dtype)
         # every carry output is its own kernel-computed value (a copy when passed through)
         body_outs.append(body_ctx.add_node(Op.CAST, (var,), aval, dtype=aval.dtype))
@@ -192,6 +197,38 @@ def _while_loop(cond_fun: Callable, body_fun: Callable, init_val, what: str, hid
                          cond=cond_graph, body=body_graph, n_carry=len(avals),
                          n_cond_consts=len(cond_consts), trip_count=trip_count)
     return unflatten(tree, [Tracer(ctx, v, all_sources) for v in outs])
+
+
+def _unchanged_carries(body_ctx: TraceContext, leaves: list, new_leaves: list) -> list[int]:
+    """Positions of the carry that the body returns exactly as it received them. (A weakly
+    typed initial value stays a carry: the body saw it as a strongly typed value.)"""
+    return [k for k, (old, new) in enumerate(zip(leaves, new_leaves))
+            if isinstance(new, Tracer) and new.ir_var is body_ctx.inputs[k]
+            and not primitives.aval_of(old).weak]
+
+
+def _loop_over_changing(cond_fun: Callable, body_fun: Callable, ctx: TraceContext,
+                        leaves: list, tree, unchanged: list[int], what: str,
+                        trip_count: int | None):
+    """The loop again, with the ``unchanged`` leaves as loop constants rather than carries:
+    the body reads their one buffer, and no iteration copies them."""
+    fixed = {k: leaves[k] if isinstance(leaves[k], Tracer)
+             else Tracer(ctx, primitives.as_var(ctx, leaves[k]), frozenset())
+             for k in unchanged}
+    moving = [k for k in range(len(leaves)) if k not in fixed]
+
+    def whole(changing):
+        rest = iter(changing)
+        return unflatten(tree, [fixed[k] if k in fixed else next(rest)
+                                for k in range(len(leaves))])
+
+    def body(changing):
+        out = flatten_with_paths(body_fun(whole(changing)))[0]
+        return [out[k] for k in moving]
+
+    changed = _while_loop(lambda changing: cond_fun(whole(changing)), body,
+                          [leaves[k] for k in moving], what, "", trip_count)
+    return whole(changed)
 
 
 def fori_loop(lower, upper, body_fun: Callable, init_val):
