@@ -46,3 +46,53 @@ class ForiLoop:
 
         segments = self.f.lower(self.x, STEPS)._entry.executable.segments
         return int(any(isinstance(s, LoopSegment) and s.native is not None for s in segments))
+
+
+def forward_substitution(ns, loops, lower, rhs):
+    """Solve ``lower @ x = rhs`` one row per step, the matrix carried through unchanged."""
+    def row(i, carry):
+        lower, x = carry
+        return lower, x.at[i].set((rhs[i] - ns.dot(lower[i], x)) / lower[i, i])
+    return loops.fori_loop(0, rhs.shape[0], row, (lower, ns.zeros_like(rhs)))[1]
+
+
+def gauss_seidel_rows(ns, loops, u, source):
+    """One Gauss-Seidel sweep over the rows: a 3-row window read and a row written back at
+    the loop's position (``dynamic_slice`` / ``dynamic_update_index_in_dim``)."""
+    cols = u.shape[1]
+
+    def row(i, u):
+        w = loops.dynamic_slice(u, (i - 1, 0), (3, cols))
+        inner = 0.25 * (w[0, 1:-1] + w[2, 1:-1] + w[1, :-2] + w[1, 2:] - source[i, 1:-1])
+        line = loops.dynamic_index_in_dim(u, i, 0, keepdims=False)
+        return loops.dynamic_update_index_in_dim(u, line.at[1:-1].set(inner), i, 0)
+    return loops.fori_loop(1, u.shape[0] - 1, row, u)
+
+
+class SolverLoops:
+    """Loop programs in JAX's style: arrjit against ``jax.jit`` of the same code."""
+    params = [["forward_substitution", "gauss_seidel_rows"], ["arrjit", "jax"]]
+    param_names = ["program", "peer"]
+
+    def setup(self, program, peer):
+        rng = np.random.default_rng(0)
+        if program == "forward_substitution":
+            args = (np.tril(rng.random((1000, 1000))) + 1000 * np.eye(1000), rng.random(1000))
+        else:
+            args = (rng.random((200, 200)), rng.random((200, 200)))
+        fn = globals()[program]
+        if peer == "arrjit":
+            import arrjit.numpy as anp
+            self.run = arrjit.jit(lambda *a: fn(anp, lax, *a))
+            self.args = args
+        else:
+            if jax is None:
+                raise NotImplementedError("jax is not installed")
+            jax.config.update("jax_enable_x64", True)
+            jitted = jax.jit(lambda *a: fn(jax.numpy, jax_lax, *a))
+            self.run = lambda *a: jitted(*a).block_until_ready()
+            self.args = tuple(jax.numpy.asarray(a) for a in args)
+        self.run(*self.args)
+
+    def time_call(self, program, peer):
+        self.run(*self.args)

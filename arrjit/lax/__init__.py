@@ -13,5 +13,10 @@ array([12., 12.])
 from ..core.marks import stop_gradient  # noqa: F401  (lax.stop_gradient, as in JAX)
 from .control import cond, fori_loop, scan, select, switch, while_loop  # noqa: F401
 from .control import _while_loop  # noqa: F401  (autodiff.loops re-enters the loop machinery)
+from .slicing import (dynamic_index_in_dim, dynamic_slice, dynamic_slice_in_dim,  # noqa: F401
+                      dynamic_update_index_in_dim, dynamic_update_slice,
+                      dynamic_update_slice_in_dim)
 
-__all__ = ["cond", "fori_loop", "scan", "select", "stop_gradient", "switch", "while_loop"]
+__all__ = ["cond", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
+           "dynamic_update_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim",
+           "fori_loop", "scan", "select", "stop_gradient", "switch", "while_loop"]

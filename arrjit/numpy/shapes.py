@@ -152,12 +152,18 @@ def flipud(m):
 
 
 def roll(a, shift, axis=None):
-    """``numpy.roll`` with a static shift: an index map (``(i - shift) mod n``), no copy."""
-    if not _traced(a):
+    """``numpy.roll``. A static shift is an index map (``(i - shift) mod n``), no copy; a
+    traced shift gathers along the axis at those positions."""
+    shift_traced = _traced(shift) or (isinstance(shift, (tuple, list)) and _seq_traced(shift))
+    if not _traced(a) and not shift_traced:
         return np.roll(a, shift, axis=axis)
+    if not _traced(a):
+        a = anp.asarray(a)
+        if not _traced(a):     # a traced shift outside any trace cannot happen
+            raise TypeError("roll: a traced shift needs a traced array")
     if axis is None:
         return anp.reshape(roll(anp.ravel(a), shift, 0), a.shape)
-    shifts = (shift,) if isinstance(shift, (int, np.integer)) else tuple(shift)
+    shifts = (shift,) if isinstance(shift, (int, np.integer, Tracer)) else tuple(shift)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     if len(shifts) == 1 and len(axes) > 1:
         shifts = shifts * len(axes)
@@ -170,8 +176,19 @@ def roll(a, shift, axis=None):
         if not -a.ndim <= ax < a.ndim:
             raise np.exceptions.AxisError(f"axis {ax} is out of bounds for array of dimension "
                                           f"{a.ndim}")
-        out = p.bind_roll(out, operator.index(s), ax % a.ndim)
+        out = (_roll_by_traced(out, s, ax % a.ndim) if _traced(s)
+               else p.bind_roll(out, operator.index(s), ax % a.ndim))
     return out
+
+
+def _roll_by_traced(x, shift: Tracer, axis: int):
+    if shift.shape != () or shift.dtype.kind not in "iu":
+        raise TypeError(f"roll: shift must be an integer scalar, got a traced {shift.aval}")
+    n = x.shape[axis]
+    if n == 0:
+        return x
+    positions = anp.remainder(anp.arange(n) - shift.astype(np.int64), n)
+    return x[(slice(None),) * axis + (positions,)]
 
 
 def tile(A, reps):
