@@ -351,3 +351,41 @@ def test_a_python_scalar_carry_takes_the_dtype_the_body_gives_it(init, dtype):
                                            (0, 1)))(x)
     assert counted[0].dtype == np.int64 and counted[1].dtype == dtype
     assert float(counted[1]) == 0.5 ** 5
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128])
+def test_vector_products_in_a_loop_body_run_natively(dtype):
+    """``dot`` of vectors, matrix @ vector (also through a transposed view) and vector @
+    matrix inside the body: the driver runs them, no iteration returns to Python."""
+    rng = np.random.default_rng(3)
+    m = (rng.random((7, 7)) * 4).astype(dtype)
+    v0 = (rng.random(7) * 4).astype(dtype)
+
+    def f(m, v):
+        def body(i, v):
+            w = m @ v + m.T @ v - v @ m
+            return w / (anp.abs(anp.dot(v, v)) + 1) if dtype != np.int64 else w % 97 + i
+        return lax.fori_loop(0, 5, body, v)
+
+    want = v0
+    for i in range(5):
+        w = m @ want + m.T @ want - want @ m
+        want = w / (np.abs(np.dot(want, want)) + 1) if dtype != np.int64 else w % 97 + i
+    jitted = jit(f)
+    got = jitted(m, v0)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+    (loop,) = _loop_segments(jitted, m, v0)
+    assert loop.native is not None
+
+
+def test_a_matrix_product_in_a_loop_body_keeps_blas_and_stays_correct():
+    m = np.random.default_rng(4).random((4, 4)) / 4
+
+    def f(m):
+        return lax.fori_loop(0, 3, lambda i, a: a @ m + 1.0, np.eye(4))
+
+    want = np.eye(4)
+    for _ in range(3):
+        want = want @ m + 1.0
+    np.testing.assert_allclose(jit(f)(m), want, rtol=1e-13)

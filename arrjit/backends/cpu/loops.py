@@ -15,7 +15,7 @@ from ...core.ir import Op
 from ...plan import LoopStep
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
-from . import drivers, indexing
+from . import drivers, indexing, products
 from .segments import LibrarySegment, NativeSegment, compile_entry, not_compiled
 from .target import cache_key_fields
 
@@ -88,6 +88,14 @@ class _NativeLoop:
                 self.extents]
 
 
+# The library steps a driver runs natively, each with its renderer (``supported``/``render``).
+NATIVE_LIBRARY = (indexing, products)
+
+
+def _native_renderer(step, slot_avals):
+    return next((r for r in NATIVE_LIBRARY if r.supported(step, slot_avals)), None)
+
+
 def _read_slots(seg) -> list[int]:
     if isinstance(seg, LibrarySegment):
         return list(seg.in_slots)
@@ -96,7 +104,8 @@ def _read_slots(seg) -> list[int]:
 
 def _library_call(seg: LibrarySegment, plan, names: dict[int, str], carried: list[int],
                   temps: list, later_reads: set[int], kept: set[int]) -> tuple:
-    """A gather or scatter step in a native driver and its output's name. A scatter updates
+    """A library step (gather, scatter, concatenation, product) in a native driver and its
+    output's name. A scatter updates
     its operand's buffer in place when nothing reads that buffer afterwards and it is a value
     computed in the body or a carry's own buffer (``now<k>``): then a scatter into carry
     ``k`` leaves the result where it is, and ``kept`` collects ``k`` (it is not swapped)."""
@@ -118,7 +127,7 @@ def _library_call(seg: LibrarySegment, plan, names: dict[int, str], carried: lis
         names[out] = f"t{len(temps)}"
         aval = plan.slot_avals[out]
         temps.append((aval.shape, aval.dtype))
-    rendered = indexing.render(step, plan.slot_avals, in_place)
+    rendered = _native_renderer(step, plan.slot_avals).render(step, plan.slot_avals, in_place)
     return rendered, (names[out],) + tuple(names[s] for s in step.in_slots), 1
 
 
@@ -126,8 +135,9 @@ def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> "_NativeLoop |
     """Lay out one native driver for a loop, or None when a plan needs Python (library calls,
     nested loops, constant outputs)."""
     executables = (cond, body)
-    if any(not (isinstance(seg, NativeSegment) or (isinstance(seg, LibrarySegment) and
-                                                    indexing.supported(seg.step, e.plan.slot_avals)))
+    if any(not (isinstance(seg, NativeSegment) or (
+            isinstance(seg, LibrarySegment)
+            and _native_renderer(seg.step, e.plan.slot_avals) is not None))
            for e in executables for seg in e.segments):
         return None
     if any(kind != "slot" for e in executables for kind, _ in e.plan.outputs):

@@ -1,0 +1,92 @@
+"""Vector products (``dot`` of vectors, matrix-vector and vector-matrix ``@``) as native
+functions for loop drivers.
+
+Outside loops a product is a library call to NumPy's BLAS. Inside a loop body that call
+sent every iteration back to Python; a product with at least one 1-d operand (the common
+case in solvers: ``dot(L[i], x)``, ``A @ v``) is rendered here with a kernel's calling
+convention (``w0, r0, r1, P, start, stop``) so the driver calls it natively. Each output
+element is a sum over the contracted axis in the output's dtype, in four interleaved partial
+sums as BLAS kernels do, so the rounding can differ from NumPy's BLAS by a few ULP. Matrix-matrix products keep BLAS (the loop
+then runs from Python).
+
+>>> import numpy as np
+>>> from arrjit.core.dtypes import Aval
+>>> f64 = np.dtype("float64")
+>>> print(render_body(Aval((3, 4), f64), Aval((4,), f64)))
+    for i in range(r0.shape[0]):
+        a0 = a1 = a2 = a3 = np.float64(0.0)
+        n4 = r0.shape[1] - r0.shape[1] % 4
+        for k in range(0, n4, 4):
+            a0 += r0[i, k] * r1[k]
+            a1 += r0[i, k + 1] * r1[k + 1]
+            a2 += r0[i, k + 2] * r1[k + 2]
+            a3 += r0[i, k + 3] * r1[k + 3]
+        for k in range(n4, r0.shape[1]):
+            a0 += r0[i, k] * r1[k]
+        acc = (a0 + a1) + (a2 + a3)
+        w0[i] = acc
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Sequence
+
+import numpy as np
+
+from ...core.dtypes import Aval
+from ...core.ir import Op
+from ...plan import LibraryStep
+from ..source import literal
+from .codegen import NJIT_OPTIONS, RenderedKernel
+
+
+def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
+    """Whether ``step`` is a product this module renders."""
+    if step.node.op is not Op.MATMUL:
+        return False
+    a, b = (slot_avals[s] for s in step.in_slots)
+    out = slot_avals[step.out_slots[0]]
+    return (a.ndim <= 2 and b.ndim <= 2 and 1 in (a.ndim, b.ndim)
+            and a.dtype == b.dtype == out.dtype and out.dtype.kind in "iufc")
+
+
+def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> RenderedKernel:
+    """The product as ``name(w0, r0, r1, P, start, stop)`` (``in_place`` does not apply: a
+    product never writes into an operand)."""
+    a, b = (slot_avals[s] for s in step.in_slots)
+    body = render_body(a, b)
+    name = f"matmul_{hashlib.sha256(body.encode()).hexdigest()[:16]}"
+    source = f"@njit({NJIT_OPTIONS})\ndef {name}(w0, r0, r1, P, start, stop):\n{body}\n"
+    return RenderedKernel(name, source, np.zeros(1, np.int64))
+
+
+def render_body(a: Aval, b: Aval) -> str:
+    zero = literal(0, a.dtype)
+    if a.ndim == 1 and b.ndim == 1:
+        return "\n".join(_dot_lines("r0[k]", "r1[k]", "r0.shape[0]", zero, "    ")
+                         + ["    _M.flat(w0)[0] = acc"])
+    if a.ndim == 2:
+        return "\n".join(["    for i in range(r0.shape[0]):",
+                          *_dot_lines("r0[i, k]", "r1[k]", "r0.shape[1]", zero, "        "),
+                          "        w0[i] = acc"])
+    return (f"    for j in range(r1.shape[1]):\n"
+            f"        w0[j] = {zero}\n"
+            f"    for k in range(r0.shape[0]):\n"
+            f"        v = r0[k]\n"
+            f"        for j in range(r1.shape[1]):\n"
+            f"            w0[j] += v * r1[k, j]")
+
+
+def _dot_lines(x: str, y: str, length: str, zero: str, indent: str) -> list[str]:
+    """``acc = sum(x * y)`` over ``k``, with four independent partial sums (so the loop
+    vectorises without reassociating any one sum) added pairwise at the end."""
+    def at(offset: int, term: str) -> str:
+        return term.replace("k]", f"k + {offset}]") if offset else term
+    lines = [f"{indent}a0 = a1 = a2 = a3 = {zero}",
+             f"{indent}n4 = {length} - {length} % 4",
+             f"{indent}for k in range(0, n4, 4):"]
+    lines += [f"{indent}    a{j} += {at(j, x)} * {at(j, y)}" for j in range(4)]
+    lines += [f"{indent}for k in range(n4, {length}):",
+              f"{indent}    a0 += {x} * {y}",
+              f"{indent}acc = (a0 + a1) + (a2 + a3)"]
+    return lines
