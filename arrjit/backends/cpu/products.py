@@ -6,7 +6,8 @@ sent every iteration back to Python; a product with at least one 1-d operand (th
 case in solvers: ``dot(L[i], x)``, ``A @ v``) is rendered here with a kernel's calling
 convention (``w0, r0, r1, P, start, stop``) so the driver calls it natively. Each output
 element is a sum over the contracted axis in the output's dtype, in four interleaved partial
-sums as BLAS kernels do, so the rounding can differ from NumPy's BLAS by a few ULP. Matrix-matrix products keep BLAS (the loop
+sums as BLAS kernels do (``mathlib/dots.py``), so the rounding can differ from NumPy's BLAS by
+a few ULP. Matrix-matrix products keep BLAS (the loop
 then runs from Python).
 
 >>> import numpy as np
@@ -14,17 +15,7 @@ then runs from Python).
 >>> f64 = np.dtype("float64")
 >>> print(render_body(Aval((3, 4), f64), Aval((4,), f64)))
     for i in range(r0.shape[0]):
-        a0 = a1 = a2 = a3 = np.float64(0.0)
-        n4 = r0.shape[1] - r0.shape[1] % 4
-        for k in range(0, n4, 4):
-            a0 += r0[i, k] * r1[k]
-            a1 += r0[i, k + 1] * r1[k + 1]
-            a2 += r0[i, k + 2] * r1[k + 2]
-            a3 += r0[i, k + 3] * r1[k + 3]
-        for k in range(n4, r0.shape[1]):
-            a0 += r0[i, k] * r1[k]
-        acc = (a0 + a1) + (a2 + a3)
-        w0[i] = acc
+        w0[i] = _M.dot_rows(r0, i, r1, np.float64(0.0))
 """
 from __future__ import annotations
 
@@ -63,30 +54,13 @@ def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> Ren
 def render_body(a: Aval, b: Aval) -> str:
     zero = literal(0, a.dtype)
     if a.ndim == 1 and b.ndim == 1:
-        return "\n".join(_dot_lines("r0[k]", "r1[k]", "r0.shape[0]", zero, "    ")
-                         + ["    _M.flat(w0)[0] = acc"])
+        return f"    _M.flat(w0)[0] = _M.dot_vectors(r0, r1, {zero})"
     if a.ndim == 2:
-        return "\n".join(["    for i in range(r0.shape[0]):",
-                          *_dot_lines("r0[i, k]", "r1[k]", "r0.shape[1]", zero, "        "),
-                          "        w0[i] = acc"])
+        return (f"    for i in range(r0.shape[0]):\n"
+                f"        w0[i] = _M.dot_rows(r0, i, r1, {zero})")
     return (f"    for j in range(r1.shape[1]):\n"
             f"        w0[j] = {zero}\n"
             f"    for k in range(r0.shape[0]):\n"
             f"        v = r0[k]\n"
             f"        for j in range(r1.shape[1]):\n"
             f"            w0[j] += v * r1[k, j]")
-
-
-def _dot_lines(x: str, y: str, length: str, zero: str, indent: str) -> list[str]:
-    """``acc = sum(x * y)`` over ``k``, with four independent partial sums (so the loop
-    vectorises without reassociating any one sum) added pairwise at the end."""
-    def at(offset: int, term: str) -> str:
-        return term.replace("k]", f"k + {offset}]") if offset else term
-    lines = [f"{indent}a0 = a1 = a2 = a3 = {zero}",
-             f"{indent}n4 = {length} - {length} % 4",
-             f"{indent}for k in range(0, n4, 4):"]
-    lines += [f"{indent}    a{j} += {at(j, x)} * {at(j, y)}" for j in range(4)]
-    lines += [f"{indent}for k in range(n4, {length}):",
-              f"{indent}    a0 += {x} * {y}",
-              f"{indent}acc = (a0 + a1) + (a2 + a3)"]
-    return lines

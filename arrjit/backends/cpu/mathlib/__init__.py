@@ -40,3 +40,4 @@ from .power64 import *  # noqa: F401,F403
 from .float32 import *  # noqa: F401,F403
 from .complex import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
+from .dots import *  # noqa: F401,F403
