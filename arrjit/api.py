@@ -178,11 +178,13 @@ class Jitted(ArgumentBinding):
         t = getattr(self, "_last_times", {})
         logger.warning(
             "arrjit: %s: trace %.1f ms, fuse %.1f ms, codegen %.1f ms, compile %.1f ms "
-            "(%d new), disk load %.1f ms (%d hits), %d kernel(s)%s", self._name,
+            "(%d new), disk load %.1f ms (%d hits), %d kernel(s)%s%s", self._name,
             1e3 * t.get("trace", 0), 1e3 * t.get("fuse", 0), 1e3 * t.get("codegen", 0),
             1e3 * (stats.compile_seconds - before[0]), stats.compiles - before[2],
             1e3 * (stats.load_seconds - before[1]), stats.disk_hits - before[3],
             len(entry.plan.kernels) if entry.plan else 0,
+            "".join(f"; loop {k} runs {report}" for k, report in enumerate(
+                entry.executable.loops if entry.executable is not None else [])),
             "; ran by the interpreter while compiling in the background"
             if entry.pending is not None else "")
         return outs[0] if entry.single_output else unflatten(entry.out_tree, outs)
@@ -341,10 +343,16 @@ class Lowered:
         """The fused loop nests (``len(lowered.kernels)`` is the kernel count)."""
         return [] if self._entry.plan is None else list(self._entry.plan.kernels)
 
+    @property
+    def loops(self) -> list[str]:
+        """How each loop of the program runs: natively, or from Python and why."""
+        return [] if self._entry.executable is None else list(self._entry.executable.loops)
+
     def as_text(self) -> str:
         parts = [format_graph(self._entry.graph)]
         if self._entry.executable is not None:
             parts.append(f"# {len(self.kernels)} kernel(s)")
+            parts.extend(f"# loop {k}: {report}" for k, report in enumerate(self.loops))
             parts.extend(self._entry.executable.sources)
         return "\n\n".join(parts)
 

@@ -389,3 +389,27 @@ def test_a_matrix_product_in_a_loop_body_keeps_blas_and_stays_correct():
     for _ in range(3):
         want = want @ m + 1.0
     np.testing.assert_allclose(jit(f)(m), want, rtol=1e-13)
+
+
+def test_lower_and_the_compile_log_say_how_each_loop_runs(caplog):
+    import arrjit
+
+    x = np.ones(4)
+    native = jit(lambda x: lax.fori_loop(0, 3, lambda i, v: v * 2 + i, x))
+    sorting = jit(lambda x: lax.fori_loop(0, 3, lambda i, v: anp.sort(v) * 2, x))
+    nested = jit(lambda x: lax.fori_loop(
+        0, 3, lambda i, v: lax.fori_loop(0, 2, lambda j, w: w + j, v), x))
+    assert native.lower(x).loops == ["natively, one compiled driver for every iteration"]
+    assert "# loop 0: natively" in native.lower(x).as_text()
+    (report,) = sorting.lower(x).loops
+    assert report.startswith("from Python, once per iteration") and "sort(float64[4])" in report
+    assert nested.lower(x).loops == ["from Python, once per iteration: its body holds a "
+                                     "nested loop"]
+    arrjit.config.update("log_compiles", True)
+    try:
+        with caplog.at_level("WARNING", logger="arrjit"):
+            jit(lambda x: lax.fori_loop(0, 2, lambda i, v: anp.sort(v), x))(x)
+    finally:
+        arrjit.config.update("log_compiles", False)
+    assert "loop 0 runs from Python, once per iteration: its body calls the library step sort" \
+        in caplog.text

@@ -28,6 +28,7 @@ class Executable(Protocol):
     """A plan compiled for one backend."""
 
     sources: list[str]                      # the generated source of every module
+    loops: list[str]                        # how each top-level loop runs, and why
     fast_run: Callable | None               # a specialised runner for the hot path, if any
 
     def run(self, args: Sequence[Any]) -> list[Any]:

@@ -197,7 +197,12 @@ def test_library_calls_loops_and_views():
         w = lax.while_loop(lambda v: v.sum() < 100.0, lambda v: v * 2.0 + 1.0, anp.abs(b))
         return m, s, g, c, u, total, w
 
-    outs = cuda_jit(program)(a, b, idx)
+    jitted = cuda_jit(program)
+    outs = jitted(a, b, idx)
+    assert sorted(jitted.lower(a, b, idx).loops) == [
+        "from the host, one launch sequence per iteration, the condition read back each "
+        "iteration",
+        "from the host, one launch sequence per iteration, the trip count known (no read-back)"]
     m = np.tanh(a) @ b
     total = m.T
     for _ in range(5):

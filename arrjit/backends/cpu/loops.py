@@ -16,7 +16,7 @@ from ...plan import LoopStep
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
 from . import drivers, indexing, products
-from .segments import LibrarySegment, NativeSegment, compile_entry, not_compiled
+from .segments import LibrarySegment, compile_entry, not_compiled
 from .target import cache_key_fields
 
 if TYPE_CHECKING:  # the executable holds its loops; a loop holds its two plans' executables
@@ -31,7 +31,10 @@ class LoopSegment:
         self.out_slots = list(step.out_slots)
         self.n_carry, self.n_cond = step.n_carry, step.n_cond_consts
         self.cond, self.body = cond, body     # rendered, not yet compiled
-        self.native = _native_loop(self.cond, self.body)
+        obstacle = _obstacle(self.cond, self.body)
+        self.native = _native_loop(self.cond, self.body) if obstacle is None else None
+        self.report = ("natively, one compiled driver for every iteration" if obstacle is None
+                       else f"from Python, once per iteration: {obstacle}")
         self.sources = ([self.native.source] if self.native is not None
                         else self.cond.sources + self.body.sources)
         self._driver: Callable = not_compiled
@@ -131,17 +134,25 @@ def _library_call(seg: LibrarySegment, plan, names: dict[int, str], carried: lis
     return rendered, (names[out],) + tuple(names[s] for s in step.in_slots), 1
 
 
-def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> "_NativeLoop | None":
-    """Lay out one native driver for a loop, or None when a plan needs Python (library calls,
-    nested loops, constant outputs)."""
+def _obstacle(cond: "CpuExecutable", body: "CpuExecutable") -> str | None:
+    """Why the loop cannot run as one native driver (the first reason found), or None."""
+    for which, executable in (("condition", cond), ("body", body)):
+        for seg in executable.segments:
+            if isinstance(seg, LoopSegment):
+                return f"its {which} holds a nested loop"
+            if isinstance(seg, LibrarySegment) and _native_renderer(
+                    seg.step, executable.plan.slot_avals) is None:
+                avals = ", ".join(str(executable.plan.slot_avals[s]) for s in seg.step.in_slots)
+                return (f"its {which} calls the library step {seg.step.node.op.value}({avals}), "
+                        f"which the driver cannot run natively")
+        if any(kind != "slot" for kind, _ in executable.plan.outputs):
+            return f"its {which} returns a constant or passes an input through"
+    return None
+
+
+def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> "_NativeLoop":
+    """Lay out one native driver for a loop whose plans ``_obstacle`` accepts."""
     executables = (cond, body)
-    if any(not (isinstance(seg, NativeSegment) or (
-            isinstance(seg, LibrarySegment)
-            and _native_renderer(seg.step, e.plan.slot_avals) is not None))
-           for e in executables for seg in e.segments):
-        return None
-    if any(kind != "slot" for e in executables for kind, _ in e.plan.outputs):
-        return None
     n_carry = len(body.plan.outputs)
     n_cond_consts = cond.plan.n_inputs - n_carry
     n_body_consts = body.plan.n_inputs - n_carry

@@ -67,6 +67,7 @@ class CpuExecutable:
                 self.segments.append(LibrarySegment(first))
             self.memory.append(mem)
         self.sources = [text for seg in self.segments for text in seg.sources]
+        self.loops = [seg.report for seg in self.segments if isinstance(seg, LoopSegment)]
         self.fast_run: Callable | None = None
         if compile:
             self.compile(stats)

@@ -39,6 +39,9 @@ class LoopCall:
         self.cond, self.body = cond, body
         self.trip_count = step.trip_count
         self.sources = cond.sources + body.sources
+        self.report = ("from the host, one launch sequence per iteration" +
+                       (", the trip count known (no read-back)" if step.trip_count is not None
+                        else ", the condition read back each iteration"))
 
     def compute(self, *operands: Any) -> tuple:
         n, m = self.n_carry, self.n_cond
@@ -87,6 +90,7 @@ class CudaExecutable:
         for step in self.steps:
             if isinstance(step, LoopCall):
                 self.sources.extend(step.sources)
+        self.loops = [step.report for step in self.steps if isinstance(step, LoopCall)]
         self.constants = [cuda.to_device(c) for c in plan.constants]
 
     def run(self, args: Sequence[Any]) -> list[Any]:
