@@ -69,17 +69,50 @@ def gauss_seidel_rows(ns, loops, u, source):
     return loops.fori_loop(1, u.shape[0] - 1, row, u)
 
 
+def column_cholesky(ns, loops, a):
+    """Cholesky factor column by column: each step a matrix-vector product and a column
+    written at the loop's position."""
+    n = a.shape[0]
+    rows = ns.arange(n)
+
+    def column(j, low):
+        s = a[:, j] - low @ ns.where(rows < j, low[j], 0.0)
+        return low.at[:, j].set(ns.where(rows >= j, s / ns.sqrt(s[j]), 0.0))
+    return loops.fori_loop(0, n, column, ns.zeros_like(a))
+
+
+def crc32_bytes(ns, loops, data):
+    """CRC-32 (the reflected 0xEDB88320 polynomial) of a uint8 array: a loop over the bytes
+    with a nested loop over each byte's 8 bits on a uint32 carry."""
+    poly, one = np.uint32(0xEDB88320), np.uint32(1)
+
+    def byte(i, crc):
+        def bit(_, c):
+            return ns.where((c & one) != 0, (c >> one) ^ poly, c >> one)
+        return loops.fori_loop(0, 8, bit, crc ^ data[i].astype(np.uint32))
+    return ~loops.fori_loop(0, data.shape[0], byte, np.uint32(0xFFFFFFFF))
+
+
+def _solver_arguments(program: str) -> tuple:
+    rng = np.random.default_rng(0)
+    if program == "forward_substitution":
+        return np.tril(rng.random((1000, 1000))) + 1000 * np.eye(1000), rng.random(1000)
+    if program == "gauss_seidel_rows":
+        return rng.random((200, 200)), rng.random((200, 200))
+    if program == "column_cholesky":
+        m = rng.random((300, 300))
+        return (m @ m.T + 300 * np.eye(300),)
+    return (rng.integers(0, 256, 4096).astype(np.uint8),)
+
+
 class SolverLoops:
     """Loop programs in JAX's style: arrjit against ``jax.jit`` of the same code."""
-    params = [["forward_substitution", "gauss_seidel_rows"], ["arrjit", "jax"]]
+    params = [["forward_substitution", "gauss_seidel_rows", "column_cholesky", "crc32_bytes"],
+              ["arrjit", "jax"]]
     param_names = ["program", "peer"]
 
     def setup(self, program, peer):
-        rng = np.random.default_rng(0)
-        if program == "forward_substitution":
-            args = (np.tril(rng.random((1000, 1000))) + 1000 * np.eye(1000), rng.random(1000))
-        else:
-            args = (rng.random((200, 200)), rng.random((200, 200)))
+        args = _solver_arguments(program)
         fn = globals()[program]
         if peer == "arrjit":
             import arrjit.numpy as anp
