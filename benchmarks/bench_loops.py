@@ -93,27 +93,33 @@ def crc32_bytes(ns, loops, data):
     return ~loops.fori_loop(0, data.shape[0], byte, np.uint32(0xFFFFFFFF))
 
 
-def _solver_arguments(program: str) -> tuple:
-    rng = np.random.default_rng(0)
-    if program == "forward_substitution":
-        return np.tril(rng.random((1000, 1000))) + 1000 * np.eye(1000), rng.random(1000)
-    if program == "gauss_seidel_rows":
-        return rng.random((200, 200)), rng.random((200, 200))
-    if program == "column_cholesky":
-        m = rng.random((300, 300))
-        return (m @ m.T + 300 * np.eye(300),)
-    return (rng.integers(0, 256, 4096).astype(np.uint8),)
+def _triangular_system(rng):
+    return np.tril(rng.random((1000, 1000))) + 1000 * np.eye(1000), rng.random(1000)
+
+
+def _spd_matrix(rng):
+    m = rng.random((300, 300))
+    return (m @ m.T + 300 * np.eye(300),)
+
+
+# program -> (the program, its arguments from a random generator)
+SOLVER_PROGRAMS = {
+    "forward_substitution": (forward_substitution, _triangular_system),
+    "gauss_seidel_rows": (gauss_seidel_rows,
+                          lambda rng: (rng.random((200, 200)), rng.random((200, 200)))),
+    "column_cholesky": (column_cholesky, _spd_matrix),
+    "crc32_bytes": (crc32_bytes, lambda rng: (rng.integers(0, 256, 4096).astype(np.uint8),)),
+}
 
 
 class SolverLoops:
     """Loop programs in JAX's style: arrjit against ``jax.jit`` of the same code."""
-    params = [["forward_substitution", "gauss_seidel_rows", "column_cholesky", "crc32_bytes"],
-              ["arrjit", "jax"]]
+    params = [list(SOLVER_PROGRAMS), ["arrjit", "jax"]]
     param_names = ["program", "peer"]
 
     def setup(self, program, peer):
-        args = _solver_arguments(program)
-        fn = globals()[program]
+        fn, make_args = SOLVER_PROGRAMS[program]
+        args = make_args(np.random.default_rng(0))
         if peer == "arrjit":
             import arrjit.numpy as anp
             self.run = arrjit.jit(lambda *a: fn(anp, lax, *a))

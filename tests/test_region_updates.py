@@ -103,7 +103,7 @@ def test_region_updates_of_each_dtype(dtype):
 def test_disjoint_updates_share_one_nest_and_overlapping_ones_run_in_order():
     x = np.arange(7.0)
 
-    def grid(x):                               # numpy-benchmarks' create_grid
+    def grid(x):                               # a zero grid with two columns set
         n = x.shape[0]
         z = anp.zeros((n, n, 3))
         z = z.at[:, :, 0].set(x.reshape(-1, 1))
@@ -255,7 +255,7 @@ def test_a_reduction_set_into_a_region_is_stored_there_by_its_own_kernel(threads
         request.getfixturevalue("two_threads_from_1000_elements")
     x = np.random.default_rng(0).standard_normal((6, 2000))
 
-    def rows(x):                          # numpy-benchmarks' multiple_sum, and variants
+    def rows(x):                          # row r: the column sums of x - x[r], and more
         out = anp.zeros((x.shape[0], x.shape[1]))
         for r in range(x.shape[0]):
             out = out.at[r, :].set(anp.sum(x - x[r, :], 0))

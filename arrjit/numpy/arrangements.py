@@ -190,22 +190,23 @@ def hsplit(ary, indices_or_sections):
     return shapes.split(ary, indices_or_sections, axis=1 if anp.ndim(ary) > 1 else 0)
 
 
-def vsplit(ary, indices_or_sections):
-    """``numpy.vsplit``: ``split`` along the first axis (at least 2-d)."""
-    if not _traced(ary):
-        return np.vsplit(ary, indices_or_sections)
-    if anp.ndim(ary) < 2:
-        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
-    return shapes.split(ary, indices_or_sections, axis=0)
+def _split_along(np_fn, axis: int, which: str):
+    """``np_fn``: ``split`` along ``axis`` of an array of at least ``axis + 1`` dimensions."""
+    def split_along(ary, indices_or_sections):
+        if not _traced(ary):
+            return np_fn(ary, indices_or_sections)
+        if anp.ndim(ary) <= axis:
+            raise ValueError(f"{np_fn.__name__} only works on arrays of {axis + 1} or more "
+                             f"dimensions")
+        return shapes.split(ary, indices_or_sections, axis=axis)
+    split_along.__name__ = split_along.__qualname__ = np_fn.__name__
+    split_along.__doc__ = (f"``numpy.{np_fn.__name__}``: ``split`` along the {which} axis (at "
+                           f"least {axis + 1}-d).")
+    return split_along
 
 
-def dsplit(ary, indices_or_sections):
-    """``numpy.dsplit``: ``split`` along the third axis (at least 3-d)."""
-    if not _traced(ary):
-        return np.dsplit(ary, indices_or_sections)
-    if anp.ndim(ary) < 3:
-        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
-    return shapes.split(ary, indices_or_sections, axis=2)
+vsplit = _split_along(np.vsplit, 0, "first")
+dsplit = _split_along(np.dsplit, 2, "third")
 
 
 def _depth(arrays) -> int:

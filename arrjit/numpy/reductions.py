@@ -299,17 +299,23 @@ def nansum(a, axis=None, dtype=None, keepdims=False):
     return sum(a, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
+def _ignoring_nans(reduce, a, fill, all_nan, axis, keepdims):
+    """``reduce`` of ``a`` with its NaNs replaced by ``fill`` (a value that loses to every
+    other), and ``all_nan`` where a slice holds nothing but NaNs."""
+    nan = anp.isnan(a)
+    # a complex fill is below (above) every value in NumPy's lexicographic order
+    fill_value = complex(fill, fill) if a.dtype.kind == "c" else fill
+    found = reduce(anp.where(nan, fill_value, a), axis=axis, keepdims=keepdims)
+    return anp.where(all(nan, axis=axis, keepdims=keepdims), all_nan, found)
+
+
 def _nan_extreme(fn, np_fn, fill):
     def nan_ext(a, axis=None, keepdims=False):
         if not isinstance(a, Tracer):
             return np_fn(a, axis=axis, keepdims=keepdims)
         if a.dtype.kind not in "fc":
             return fn(a, axis=axis, keepdims=keepdims)
-        nan = anp.isnan(a)
-        # a complex fill is below (above) every value in NumPy's lexicographic order
-        fill_value = complex(fill, fill) if a.dtype.kind == "c" else fill
-        best = fn(anp.where(nan, fill_value, a), axis=axis, keepdims=keepdims)
-        return anp.where(all(nan, axis=axis, keepdims=keepdims), np.nan, best)
+        return _ignoring_nans(fn, a, fill, np.nan, axis, keepdims)
     nan_ext.__name__ = np_fn.__name__
     nan_ext.__doc__ = f"``numpy.{np_fn.__name__}``: NaNs are ignored; an all-NaN slice is NaN."
     return nan_ext
@@ -388,11 +394,8 @@ def _nan_arg(arg, np_fn, fill):
             return np_fn(a, axis=axis, keepdims=keepdims)
         if a.dtype.kind not in "fc":
             return arg(a, axis=axis, keepdims=keepdims)
-        nan = anp.isnan(a)
-        fill_value = complex(fill, fill) if a.dtype.kind == "c" else fill
-        found = arg(anp.where(nan, fill_value, a), axis=axis, keepdims=keepdims)
         # an all-NaN slice: NumPy raises ValueError, which needs the values; -1 marks it
-        return anp.where(all(nan, axis=axis, keepdims=keepdims), -1, found)
+        return _ignoring_nans(arg, a, fill, -1, axis, keepdims)
     nan_arg.__name__ = np_fn.__name__
     nan_arg.__doc__ = (f"``numpy.{np_fn.__name__}``: NaNs are ignored. Inside jit an all-NaN "
                        f"slice gives -1 (NumPy raises ValueError: a check of the values).")

@@ -158,9 +158,7 @@ def roll(a, shift, axis=None):
     if not _traced(a) and not shift_traced:
         return np.roll(a, shift, axis=axis)
     if not _traced(a):
-        a = anp.asarray(a)
-        if not _traced(a):     # a traced shift outside any trace cannot happen
-            raise TypeError("roll: a traced shift needs a traced array")
+        a = anp.asarray(a)     # a traced shift means a trace: this is a traced constant
     if axis is None:
         return anp.reshape(roll(anp.ravel(a), shift, 0), a.shape)
     shifts = (shift,) if isinstance(shift, (int, np.integer, Tracer)) else tuple(shift)

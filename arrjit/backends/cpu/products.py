@@ -15,7 +15,7 @@ then runs from Python).
 >>> f64 = np.dtype("float64")
 >>> print(render_body(Aval((3, 4), f64), Aval((4,), f64)))
     for i in range(r0.shape[0]):
-        w0[i] = _M.dot_rows(r0, i, r1, np.float64(0.0))
+        w0[i] = _M.dot_vectors(r0[i], r1, np.float64(0.0))
 """
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def render_body(a: Aval, b: Aval) -> str:
         return f"    _M.flat(w0)[0] = _M.dot_vectors(r0, r1, {zero})"
     if a.ndim == 2:
         return (f"    for i in range(r0.shape[0]):\n"
-                f"        w0[i] = _M.dot_rows(r0, i, r1, {zero})")
+                f"        w0[i] = _M.dot_vectors(r0[i], r1, {zero})")
     return (f"    for j in range(r1.shape[1]):\n"
             f"        w0[j] = {zero}\n"
             f"    for k in range(r0.shape[0]):\n"
