@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Mapping
 
+import numpy as np
+
+from ..core.interpret import evaluate_node
 from ..core.ir import ELEMENTWISE, REDUCTIONS, VIEWS, Node, Op, Var
 from ..core.rules import COSTLY, REDUCTION_RULES
 from .kernel import (Affine, Compute, Const, Kernel, Load, Reduce, Stmt, Store, c_strides,
@@ -57,6 +60,7 @@ class NestBuilder:
         self.reads: dict[Var, int] = {}
         self.current = 0
         self.results: dict[Var, str] = {}  # reduction member -> its value after its pass
+        self.literals: dict[str, object] = {}   # names of constants known here -> their values
 
     def _fresh(self) -> str:
         return f"v{len(self.stmts)}"
@@ -247,9 +251,12 @@ class NestBuilder:
             assert all(a == b or n == 1 for a, b, n in zip(imap, self.outer_identity, var.shape)
                        ), "a reduction read off its row"
             name = self.results[var]
-        elif node is not None and node.op is Op.CONST and var.ndim == 0:
-            name = self._emit(Const(self._fresh(), node.param["value"].array.item(), var.dtype,
-                                    bool(node.param.get("runtime"))))
+        elif node is not None and node.op is Op.CONST and (
+                var.ndim == 0 or _fixed(self._flat_access(var, imap, flat))):
+            array = node.param["value"].array
+            item = array.item() if var.ndim == 0 else array.reshape(-1)[
+                self._flat_access(var, imap, flat).offset].item()
+            name = self._literal(item, var.dtype, bool(node.param.get("runtime")))
         elif var in self.stored and not (root or is_member_here):
             idx = self.reads.setdefault(var, len(self.reads))
             name = self._emit(Load(self._fresh(), idx, self._flat_access(var, imap, flat)))
@@ -270,10 +277,24 @@ class NestBuilder:
             self.inner.add(stmt.name)
         return stmt.name
 
+    def _literal(self, value, dtype, runtime: bool = False) -> str:
+        name = self._emit(Const(self._fresh(), value, dtype, runtime))
+        if not runtime:
+            self.literals[name] = value
+        return name
+
     def _compute(self, node: Node, imap: tuple[Affine, ...], flat: bool) -> str:
         op = node.op
+        if op is Op.SELECT:
+            pred = self.value(node.inputs[0], imap, flat)
+            if pred in self.literals:   # only the branch taken is computed
+                return self.value(node.inputs[1 if self.literals[pred] else 2], imap, flat)
         if op in ELEMENTWISE:
             args = tuple(self.value(v, imap, flat) for v in node.inputs)
+            if all(a in self.literals for a in args):
+                value = evaluate_node(node, [np.asarray(self.literals[a], v.dtype)
+                                             for a, v in zip(args, node.inputs)])
+                return self._literal(value.reshape(-1)[0].item(), node.out.dtype)
             return self._emit(Compute(self._fresh(), op, args, node.out.dtype,
                                       tuple(v.dtype for v in node.inputs), node.params))
         assert op in VIEWS, op
@@ -287,3 +308,10 @@ class NestBuilder:
             return self.value(src, (self._flat_access(node.out, imap, False),), True)
         assert not flat or src.ndim == 0, f"{op} reached in flat mode; fusion should store it"
         return self.value(src, VIEW_MAPS[op](node, imap, zero), False)
+
+
+def _fixed(access: Affine) -> bool:
+    """Whether ``access`` is one element at every loop index. (Through a slice its offset
+    may depend on sizes; a constant read there is still the element this graph reads, and the
+    literal in the source keys the kernel.)"""
+    return not access.wraps and not any(access.coefs)

@@ -1,5 +1,6 @@
-"""Graph-to-graph clean-ups run before fusion: constant folding of small values, common
-subexpression elimination, collapsing of view chains, and dead code elimination.
+"""Graph-to-graph clean-ups run before fusion: joins of unit slices as selects (``joins``),
+constant folding of small values, common subexpression elimination, collapsing of view
+chains, and dead code elimination.
 
 >>> import numpy as np
 >>> from arrjit.core.dtypes import Aval
@@ -19,12 +20,13 @@ import numpy as np
 
 from ..core.interpret import evaluate_node
 from ..core.ir import ELEMENTWISE, Graph, Literal, Node, Op, Var, make_params
+from .joins import join_as_selects
 
 FOLD_MAX_SIZE = 16  # constant-fold only small results: folding a broadcast would materialise it
 
 
 def simplify(graph: Graph) -> Graph:
-    graph = fold_and_cse(graph)
+    graph = fold_and_cse(join_as_selects(graph))
     return eliminate_dead_code(graph)
 
 

@@ -1,0 +1,85 @@
+"""Joins of unit slices as element selects, so that a stack does not end fusion.
+
+``anp.array([dx, dy, dz])``, ``stack`` and ``concatenate`` of pieces that are each one
+element thick along the joined axis are rewritten from a library call (a kernel boundary: its
+pieces stored, joined by NumPy, read back) into elementwise nodes: element ``j`` along the
+axis is piece ``j``, picked with ``select`` by comparing a constant index along that axis.
+Each piece is broadcast along the axis, an index map, so the join fuses with its producers and
+its consumers. Where the index is known in a kernel (``y[0]`` of a stacked ``y``), the nest
+builder folds the compare and keeps only the piece selected (``nest.NestBuilder``). A piece
+whose computation is costly is stored by fusion's own rule for broadcasts of costly values,
+so no element computes another piece's work more than a compare.
+
+>>> import numpy as np
+>>> from arrjit.core.dtypes import Aval
+>>> from arrjit.core.ir import Graph, Node, Op, Var, make_params
+>>> f64 = np.dtype("float64")
+>>> a, b, out = Var(0, Aval((1,), f64)), Var(1, Aval((1,), f64)), Var(2, Aval((2,), f64))
+>>> g = Graph((a, b), (Node(Op.CONCATENATE, (a, b), out, make_params(axis=0)),), (out,))
+>>> sorted({n.op.value for n in join_as_selects(g).nodes})
+['broadcast', 'const', 'equal', 'select']
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..core.dtypes import Aval
+from ..core.ir import Graph, Literal, Node, Op, Var, make_params
+
+MAX_SELECT_PIECES = 32   # a longer join stays one library call (its compares would cost more)
+
+
+def join_as_selects(graph: Graph) -> Graph:
+    """``graph`` with every join of at most ``MAX_SELECT_PIECES`` unit slices as selects."""
+    if not any(_selectable(n) for n in graph.nodes):
+        return graph
+    fresh = itertools.count(1 + max(v.id for v in (*graph.inputs,
+                                                   *(o for n in graph.nodes for o in n.outs))))
+    nodes: list[Node] = []
+    for node in graph.nodes:
+        if _selectable(node):
+            nodes.extend(_selects(node, lambda aval: Var(next(fresh), aval)))
+        else:
+            nodes.append(node)
+    return Graph(graph.inputs, tuple(nodes), graph.outputs)
+
+
+def _selectable(node: Node) -> bool:
+    if node.op is not Op.CONCATENATE or not 1 < len(node.inputs) <= MAX_SELECT_PIECES:
+        return False
+    axis = node.param["axis"]
+    return all(v.shape[axis] == 1 for v in node.inputs)
+
+
+def _selects(node: Node, new_var) -> list[Node]:
+    """The nodes computing ``node``'s join: ``select(index == j, piece_j, ...)``."""
+    out, axis, pieces = node.out, node.param["axis"], node.inputs
+    shape = out.shape
+    nodes: list[Node] = []
+
+    def add(op: Op, inputs: tuple[Var, ...], aval: Aval, target: Var | None = None,
+            **params) -> Var:
+        var = target if target is not None else new_var(aval)
+        nodes.append(Node(op, inputs, var, make_params(**params)))
+        return var
+
+    def constant(value: np.ndarray) -> Var:
+        return add(Op.CONST, (), Aval(value.shape, value.dtype), value=Literal(value))
+
+    def spread(var: Var) -> Var:
+        if var.shape == shape:
+            return var
+        return add(Op.BROADCAST, (var,), Aval(shape, var.dtype, var.aval.weak), shape=shape)
+
+    along = [1] * len(shape)
+    along[axis] = len(pieces)
+    index = spread(constant(np.arange(len(pieces), dtype=np.intp).reshape(along)))
+    flag = Aval(shape, np.dtype(bool))
+    result = spread(pieces[-1])
+    for j in range(len(pieces) - 2, -1, -1):
+        is_j = add(Op.EQ, (index, spread(constant(np.array(j, np.intp)))), flag)
+        result = add(Op.SELECT, (is_j, spread(pieces[j]), result), out.aval,
+                     target=out if j == 0 else None)
+    return nodes

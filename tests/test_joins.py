@@ -1,0 +1,124 @@
+"""Stacks and joins of unit slices fuse: ``anp.array([a, b, c])``, ``stack`` and
+``concatenate`` of one-element-thick pieces are selects inside their consumers' loop, not
+kernel boundaries; a known index keeps only the piece it selects."""
+import numpy as np
+import pytest
+
+import arrjit
+import arrjit.numpy as anp
+from arrjit.core.ir import Op
+from arrjit.passes.joins import MAX_SELECT_PIECES
+from arrjit.passes.kernel import Compute, Kernel
+
+from helpers import assert_same
+
+
+def lowered(fn, *args):
+    return arrjit.jit(fn).lower(*args)
+
+
+def lorenz_steps(xp, y, steps):
+    """Euler steps of the Lorenz system, its state stacked from three scalars each step."""
+    for _ in range(steps):
+        x, v, z = y[0], y[1], y[2]
+        y = y + 0.01 * xp.array([10.0 * (v - x), x * (28.0 - z) - v, x * v - 8.0 / 3.0 * z])
+    return y
+
+
+def test_a_stack_of_scalars_fuses_with_its_producers_and_consumers():
+    y = np.array([1.0, 2.0, 3.0])
+    low = lowered(lambda y: lorenz_steps(anp, y, 4), y)
+    assert len(low.kernels) == 1
+    assert all(isinstance(k, Kernel) for k in low.kernels)
+    assert_same(arrjit.jit(lambda y: lorenz_steps(anp, y, 4))(y), lorenz_steps(np, y, 4))
+
+
+def test_reading_a_stacked_value_at_a_known_index_keeps_only_that_piece():
+    """``y[1]`` of a stack computes piece 1 alone: no select is left in the kernel."""
+    a, b = np.float64(2.0), np.float64(5.0)
+
+    def second(a, b):
+        return anp.stack([anp.exp(a), anp.sin(b), a * b])[1] + 1.0
+
+    (kernel,) = lowered(second, a, b).kernels
+    ops = [s.op for s in kernel.stmts if isinstance(s, Compute)]
+    assert Op.SELECT not in ops and Op.EXP not in ops and Op.EQ not in ops
+    assert_same(arrjit.jit(second)(a, b), np.sin(b) + 1.0)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "complex128", "bool"])
+def test_stack_along_each_axis_matches_numpy(axis, dtype):
+    rng = np.random.default_rng(0)
+    parts = [(rng.standard_normal((4, 5)) * 3).astype(dtype) for _ in range(3)]
+
+    def f(p, q, r):
+        return anp.stack([p, q, r], axis=axis) * 2
+
+    out = arrjit.jit(f)(*parts)
+    assert out.dtype == (np.stack(parts, axis=axis) * 2).dtype
+    assert_same(out, np.stack(parts, axis=axis) * 2)
+    assert len(lowered(f, *parts).kernels) == 1
+
+
+def test_concatenate_of_unit_slices_with_mixed_dtypes_promotes_as_numpy():
+    a = np.arange(6, dtype=np.int32).reshape(1, 6)
+    b = np.linspace(0, 1, 6, dtype=np.float32).reshape(1, 6)
+    f = arrjit.jit(lambda a, b: anp.concatenate([a, b, a + 1], axis=0))
+    expected = np.concatenate([a, b, a + 1], axis=0)
+    assert f(a, b).dtype == expected.dtype
+    assert_same(f(a, b), expected)
+
+
+def test_a_costly_piece_is_computed_once_per_element():
+    """exp of each piece is stored by its own kernel, not recomputed under the broadcast."""
+    x, y = np.random.rand(1000), np.random.rand(1000)
+
+    def f(x, y):
+        return anp.stack([anp.exp(x), anp.exp(y)], axis=1).sum(axis=1)
+
+    low = lowered(f, x, y)
+    exps = [s for k in low.kernels for s in k.stmts
+            if isinstance(s, Compute) and s.op is Op.EXP]
+    assert len(exps) == 2
+    assert_same(arrjit.jit(f)(x, y), np.exp(x) + np.exp(y))
+
+
+def test_long_joins_and_thick_pieces_stay_one_library_call():
+    many = np.random.rand(MAX_SELECT_PIECES + 1)
+
+    def long_join(v):
+        return anp.stack([v[k] for k in range(MAX_SELECT_PIECES + 1)]) * 2
+
+    def thick(a, b):
+        return anp.concatenate([a, b]) * 2
+
+    a, b = np.random.rand(3), np.random.rand(4)
+    for fn, args, expected in [(long_join, (many,), many * 2),
+                               (thick, (a, b), np.concatenate([a, b]) * 2)]:
+        low = lowered(fn, *args)
+        assert "concatenate" in low.as_text()
+        assert_same(arrjit.jit(fn)(*args), expected)
+
+
+def test_stacks_under_grad_and_vmap_match_numpy():
+    def energy(y):
+        return anp.sum(lorenz_steps(anp, y, 3) ** 2)
+
+    y = np.array([1.0, 2.0, 3.0])
+    eps, grad = 1e-6, arrjit.jit(arrjit.grad(energy))(y)
+    numeric = [(energy(y + eps * e) - energy(y - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6)
+    batch = np.random.default_rng(1).standard_normal((5, 3))
+    stepped = arrjit.jit(arrjit.vmap(lambda y: lorenz_steps(anp, y, 3)))(batch)
+    assert_same(stepped, np.stack([lorenz_steps(np, row, 3) for row in batch]))
+
+
+def test_a_stack_inside_a_loop_body_runs_natively():
+    def integrate(y):
+        return arrjit.lax.fori_loop(0, 50, lambda i, y: lorenz_steps(anp, y, 1), y)
+
+    y = np.array([1.0, 2.0, 3.0])
+    f = arrjit.jit(integrate)
+    assert_same(f(y), lorenz_steps(np, y, 50))
+    assert [r.startswith("natively") for r in f.lower(y).loops] == [True]
