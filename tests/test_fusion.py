@@ -248,15 +248,16 @@ def _escape_time(z0, c, steps):
 
 def test_a_long_unrolled_chain_is_cut_into_several_kernels_and_matches_numpy():
     """300 fused steps overflowed the fuser's recursion and compiled in time growing faster
-    than the chain; past ``MAX_FUSED_NODES`` the chain continues in a new loop nest."""
-    from arrjit.passes.sizes import MAX_FUSED_NODES
+    than the chain; past ``MAX_FUSED_WEIGHT`` (its nodes are arithmetic, weight 1 each) the
+    chain continues in a new loop nest."""
+    from arrjit.passes.sizes import MAX_FUSED_WEIGHT
     rng = np.random.default_rng(0)
     z0 = rng.standard_normal(50) * 0.5
     c = rng.standard_normal(50) * 0.5
-    short, long = _escape_time(z0, c, 10), _escape_time(z0, c, 300)
+    short, long = _escape_time(z0, c, 100), _escape_time(z0, c, 300)
     assert len(kernels(short, z0, c)) == 1
     cut = kernels(long, z0, c)
-    assert 300 * 6 // MAX_FUSED_NODES <= len(cut) <= 2 * 300 * 6 // MAX_FUSED_NODES
+    assert 300 * 6 // MAX_FUSED_WEIGHT <= len(cut) <= 2 * 300 * 6 // MAX_FUSED_WEIGHT
     z, n = z0.copy(), np.zeros(50, np.int64)
     for k in range(300):
         inside = np.abs(z) < 2.0

@@ -6,6 +6,7 @@ are computed once (``memo``). Reduction kernels are built pass by pass.
 """
 from __future__ import annotations
 
+import sys
 from typing import Mapping
 
 import numpy as np
@@ -69,6 +70,16 @@ class NestBuilder:
         return self.stage_of.get(v, 0) if self.reducing else 0
 
     def build(self) -> Kernel:
+        # ``value`` recurses once per node along a chain, and fusion bounds a chain's length
+        # (``sizes``), not Python's default depth of 1000
+        depth = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(depth, 1000 + 4 * len(self.producer)))
+        try:
+            return self._build()
+        finally:
+            sys.setrecursionlimit(depth)
+
+    def _build(self) -> Kernel:
         stores: list[Store] = []
         reductions: list[Reduce] = []
         writes: list[Var] = []
@@ -290,7 +301,10 @@ class NestBuilder:
             if pred in self.literals:   # only the branch taken is computed
                 return self.value(node.inputs[1 if self.literals[pred] else 2], imap, flat)
         if op in ELEMENTWISE:
-            args = tuple(self.value(v, imap, flat) for v in node.inputs)
+            names = []
+            for v in node.inputs:   # a loop, not a generator: deep chains recurse in Python only
+                names.append(self.value(v, imap, flat))
+            args = tuple(names)
             if all(a in self.literals for a in args):
                 value = evaluate_node(node, [np.asarray(self.literals[a], v.dtype)
                                              for a, v in zip(args, node.inputs)])

@@ -2,7 +2,9 @@
 constant folding of small values, common subexpression elimination, collapsing of view
 chains, and dead code elimination.
 
->>> import numpy as np
+>>> import itertools
+
+import numpy as np
 >>> from arrjit.core.dtypes import Aval
 >>> from arrjit.core.ir import Graph, Node, Op, Var
 >>> f64 = np.dtype("float64")
@@ -16,8 +18,11 @@ graph(a: float64[3]) {
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
+from ..core.dtypes import Aval
 from ..core.interpret import evaluate_node
 from ..core.ir import ELEMENTWISE, Graph, Literal, Node, Op, Var, make_params
 from .joins import join_as_selects
@@ -37,7 +42,9 @@ def fold_and_cse(graph: Graph) -> Graph:
     constants: dict[Var, np.ndarray] = {}
     nodes: list[Node] = []
     by_out: dict[Var, Node] = {}
-    inputs = set(graph.inputs)
+    inputs, graph_outputs = set(graph.inputs), set(graph.outputs)
+    fresh = itertools.count(1 + max((v.id for v in (*graph.inputs, *(
+        o for n in graph.nodes for o in n.outs))), default=0))
     for node in graph.nodes:
         node = Node(node.op, tuple(rename.get(v, v) for v in node.inputs), node.out, node.params,
                     node.extra)
@@ -49,7 +56,21 @@ def fold_and_cse(graph: Graph) -> Graph:
                 and node.inputs[0] not in inputs):
             rename[node.out] = node.inputs[0]     # a no-op (a graph input stays copied)
             continue
-        node = _square_for_power_two(_collapse_views(node, by_out), by_out, constants)
+        node = _collapse_views(node, by_out)
+        if node.op is Op.POW and node.inputs[0].dtype == node.out.dtype:
+            # IEEE pow's exact cases, NaN and infinities included, without a ``pow`` call
+            exponent = _constant_exponent(node, by_out, constants)
+            if exponent == 1 and (node.inputs[0] not in inputs or node.out not in graph_outputs):
+                rename[node.out] = node.inputs[0]
+                continue
+            if exponent == 2:   # the same correctly rounded value
+                node = Node(Op.SQUARE, (node.inputs[0],), node.out)
+            elif exponent == 0:
+                one = Var(next(fresh), Aval((), node.out.dtype))
+                value = np.ones((), node.out.dtype)
+                nodes.append(Node(Op.CONST, (), one, make_params(value=Literal(value))))
+                constants[one] = value
+                node = Node(Op.BROADCAST, (one,), node.out, make_params(shape=node.out.shape))
         if node.op is Op.CONST:
             if not node.param.get("runtime"):   # run-time values (sizes) are not folded in
                 constants[node.out] = node.param["value"].array
@@ -84,21 +105,16 @@ def _collapse_views(node: Node, nodes_by_out: dict[Var, Node]) -> Node:
     return Node(Op.TRANSPOSE, src.inputs, node.out, make_params(perm=perm))
 
 
-def _square_for_power_two(node: Node, nodes_by_out: dict[Var, Node],
-                          constants: dict[Var, np.ndarray]) -> Node:
-    """``x ** 2`` -> ``square(x)``: the same correctly rounded value, without a ``pow`` call
-    (which no vector unit has)."""
-    if node.op is not Op.POW or node.inputs[0].dtype != node.out.dtype:
-        return node
+def _constant_exponent(node: Node, nodes_by_out: dict[Var, Node],
+                       constants: dict[Var, np.ndarray]) -> object:
+    """The exponent of a ``power`` node where it is one constant (through broadcasts)."""
     exponent = node.inputs[1]
     producer = nodes_by_out.get(exponent)
     while producer is not None and producer.op is Op.BROADCAST:
         exponent = producer.inputs[0]
         producer = nodes_by_out.get(exponent)
     value = constants.get(exponent)
-    if value is None or value.size != 1 or value.reshape(()).item() != 2:
-        return node
-    return Node(Op.SQUARE, (node.inputs[0],), node.out)
+    return None if value is None or value.size != 1 else value.reshape(()).item()
 
 
 def eliminate_dead_code(graph: Graph) -> Graph:
