@@ -37,6 +37,30 @@ def test_chunks_run_once_each_and_errors_reach_the_caller(two_threads_from_1000_
     assert_same(power(base, np.ones_like(exponent)), np.full(50_000, 3, dtype=np.int64))
 
 
+def test_a_chunked_kernel_compiles_once_and_runs_serially_through_its_worker(
+        two_threads_from_1000_elements):
+    """The worker is the only compile of a chunked kernel (its entry point would be the same
+    kernel compiled again); a run too small to split is its worker on one chunk, and an
+    error there compiles the entry point then, to raise it."""
+    from arrjit.backends.cpu.segments import SerialByChunk
+
+    base = np.full(50_000, 2, dtype=np.int64)
+    power = arrjit.jit(lambda a, b: a ** b + 1 - 2 * a)   # a kernel no other test has
+    assert_same(power(base, np.ones_like(base)), np.full(50_000, -1, dtype=np.int64))
+    info = power.cache_info()
+    assert info.compiles + info.disk_hits == 1
+    (call,) = [c for seg in power.lower(base, base)._entry.executable.segments
+               for c in seg.calls]
+    assert isinstance(call.entry, SerialByChunk)
+    out = np.empty(50_000, np.int64)
+    exponent = np.ones(50_000, dtype=np.int64)
+    call.entry(out, base, exponent, call.rendered.params, 0, 50_000)   # one chunk, here
+    assert_same(out, np.full(50_000, -1, dtype=np.int64))
+    exponent[7] = -1
+    with pytest.raises(ValueError, match="negative integer powers"):
+        call.entry(out, base, exponent, call.rendered.params, 0, 50_000)
+
+
 def test_a_chunk_error_the_serial_run_does_not_raise_leaves_the_serial_answer(
         two_threads_from_1000_elements, monkeypatch):
     """A split reduction whose chunks report an error re-runs serially to raise it; should

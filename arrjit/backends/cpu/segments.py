@@ -19,7 +19,7 @@ from . import codegen as cpu
 from . import drivers
 from .cost import splittable, work
 from .target import cache_key_fields
-from .threads import chunk_state, run_chunks, thread_count
+from .threads import STATE_ERROR, chunk_state, run_chunks, thread_count
 
 
 def not_compiled(*args: Any) -> None:
@@ -88,25 +88,33 @@ class NativeSegment:
         return [self.source]
 
     def compile(self, examples: list, stats: CompileStats) -> None:
-        """Compile every entry point for the buffer types in ``examples`` (one per slot)."""
+        """Compile every entry point for the buffer types in ``examples`` (one per slot).
+
+        A kernel run on chunks compiles only its worker (and, split, its ``_finish``): it also
+        runs serially, as one chunk on this thread (``SerialByChunk``). Its own entry point
+        would be the same kernel compiled a second time (LLVM optimises a worker with the
+        kernel inlined), and is compiled only should a chunk raise, to raise the error."""
         loaded = compiler.load_module(self.source, cache_key_fields())
         for call in self.calls:
             args = [examples[s] for s in call.slots] + [call.rendered.params]
-            call.entry = compile_entry(loaded, call.rendered.name, args + [0, 1], stats)
-            if not self.parallel:
+            name = call.rendered.name
+            if not (call.split or call.chunked):
+                call.entry = compile_entry(loaded, name, args + [0, 1], stats)
                 continue
             if call.split:
                 writes, reads = call.buffers(examples)
                 parts = _partials(call.kernel, 1)
-                call.worker = compile_entry(loaded, call.rendered.name + "_part_worker",
+                call.worker = compile_entry(loaded, name + "_part_worker",
                                             parts + reads + [call.rendered.params] +
                                             _worker_tail(), stats)
-                call.finish = compile_entry(loaded, call.rendered.name + "_finish",
+                call.finish = compile_entry(loaded, name + "_finish",
                                             writes + reads + parts + [call.rendered.params, 1],
                                             stats)
-            elif call.chunked:
-                call.worker = compile_entry(loaded, call.rendered.name + "_worker",
-                                            args + _worker_tail(), stats)
+            else:
+                call.worker = compile_entry(loaded, name + "_worker", args + _worker_tail(),
+                                            stats)
+            call.entry = SerialByChunk(call, lambda: compile_entry(
+                loaded, name, args + [0, 1], CompileStats()))
 
     def _run_split(self, call: KernelCall, bufs: list, chunks: int) -> None:
         writes, reads = call.buffers(bufs)
@@ -136,6 +144,41 @@ class NativeSegment:
                     call.entry(*args, 0, extent)   # raises the error a chunk met
             else:
                 call.entry(*args, 0, extent)
+
+
+class SerialByChunk:
+    """A chunked kernel's serial run, ``(writes..., reads..., params, lo, hi)`` as its entry
+    point takes them: its worker on one chunk on this thread (a split kernel: one partial, then
+    ``_finish``). Should the chunk raise (the worker only flags it), the kernel's own entry
+    point, compiled then, runs it again and raises the error."""
+
+    def __init__(self, call: KernelCall, compile_entry_point: Callable[[], Callable]):
+        self.call = call
+        self.compile_entry_point = compile_entry_point
+        self.raising: Callable | None = None
+
+    def __call__(self, *args: Any) -> None:
+        call = self.call
+        *buffers, params, lo, hi = args
+        extent = hi - lo
+        state = chunk_state(1, 1)
+        n = len(call.kernel.writes)
+        if call.split:
+            parts = _partials(call.kernel, 1)
+            call.worker(*parts, *buffers[n:], params, extent, 1, state, 0, 1, _QUIET_BELL)
+            if not state[STATE_ERROR]:
+                call.finish(*buffers, *parts, params, 1)
+                return
+        else:
+            call.worker(*buffers, params, extent, 1, state, 0, 1, _QUIET_BELL)
+            if not state[STATE_ERROR]:
+                return
+        if self.raising is None:
+            self.raising = self.compile_entry_point()
+        self.raising(*args)
+
+
+_QUIET_BELL = np.zeros(1, np.int64)   # a serial run's bell: no helper listens to it
 
 
 # Chunks are taken from atomic counters in native code, so many chunks cost nothing in
