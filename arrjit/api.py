@@ -51,6 +51,8 @@ class CacheInfo(NamedTuple):
     disk_hits: int
     currsize: int
     interpreted: int = 0     # calls the reference interpreter answered (compile="background")
+    kernels: int = 0         # kernels of the programs built for this function
+    kernels_compiled: int = 0   # of them, compiled here (not loaded, not an identical one)
 
 
 @dataclass
@@ -292,9 +294,20 @@ class Jitted(ArgumentBinding):
     def cache_info(self) -> CacheInfo:
         """Counts for this function: calls served from the memory cache (hits), signatures
         traced (misses, traces), numba compilations (compiles), disk-cache loads, entries
-        (currsize) and calls the interpreter answered while compiling (interpreted)."""
-        return CacheInfo(self._hits, self._misses, self._traces, self._stats.compiles,
-                         self._stats.disk_hits, len(self._cache), self._interpreted)
+        (currsize), calls the interpreter answered while compiling (interpreted), and the
+        kernels of the programs built (kernels), of which ``kernels_compiled`` were compiled
+        rather than loaded from the disk cache or shared with an identical kernel.
+
+        >>> import numpy as np, arrjit, arrjit.numpy as anp
+        >>> g = arrjit.jit(lambda x: anp.sort(anp.sort(x * 3.0 + 1.0) * 3.0 + 1.0))
+        >>> _ = g(np.arange(4.0))    # two identical kernels, one compile (or disk load)
+        >>> g.cache_info().kernels, g.cache_info().kernels_compiled <= 1
+        (2, True)
+        """
+        stats = self._stats
+        return CacheInfo(self._hits, self._misses, self._traces, stats.compiles,
+                         stats.disk_hits, len(self._cache), self._interpreted, stats.kernels,
+                         stats.kernels_compiled)
 
     def clear_cache(self) -> None:
         """Forget every traced signature of this function (compiled code stays loaded)."""

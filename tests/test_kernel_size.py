@@ -60,3 +60,25 @@ def test_power_one_is_the_value_itself_nan_and_inf_included():
     assert_same(f(x), (x + 0.0) ** 1 * 2)
     ints = np.arange(-3, 4)
     assert_same(arrjit.jit(lambda v: (v * 3) ** 1)(ints), (ints * 3) ** 1)
+
+
+def test_cache_info_counts_kernels_and_a_recurring_kernel_compiles_once():
+    """Identical kernels, in one program (unrolled steps cut apart by sorts) or in two
+    functions, share one compile; ``cache_info`` says how many kernels and compiles."""
+    x = np.random.default_rng(4).random(64)
+
+    def steps(x):
+        for _ in range(3):
+            x = anp.sort(anp.tanh(x) * 0.5 + 0.25)
+        return x
+
+    f = arrjit.jit(steps)
+    expected = x
+    for _ in range(3):
+        expected = np.sort(np.tanh(expected) * 0.5 + 0.25)
+    assert_same(f(x), expected, rtol=1e-14)
+    info = f.cache_info()
+    assert info.kernels == 3 and info.kernels_compiled == 1
+    g = arrjit.jit(lambda x: anp.sort(anp.tanh(x) * 0.5 + 0.25) * 2)
+    assert_same(g(x), np.sort(np.tanh(x) * 0.5 + 0.25) * 2, rtol=1e-14)
+    assert g.cache_info().kernels == 2 and g.cache_info().kernels_compiled <= 1

@@ -37,6 +37,8 @@ class CompileStats:
     disk_hits: int = 0
     compile_seconds: float = 0.0   # spent in numba compiling
     load_seconds: float = 0.0      # spent loading machine code from the disk cache
+    kernels: int = 0               # kernels of the programs built (a recurring one each time)
+    kernels_compiled: int = 0      # of them, those compiled (not loaded, not already loaded)
 
     def add(self, result: "Compiled", seconds: float) -> None:
         self.compiles += result.compiled
@@ -219,6 +221,26 @@ def entry_lock(loaded: LoadedModule):
         lock.release()
 
 
+def busy(loaded: LoadedModule) -> bool:
+    """Whether another process holds ``loaded``'s entry lock now (compiling it)."""
+    if loaded.entry is None or loaded.cache is None:
+        return False
+    from filelock import FileLock, Timeout
+
+    lock = _file_locks.get(str(loaded.entry.lock))
+    if lock is None:
+        lock = _file_locks[str(loaded.entry.lock)] = FileLock(str(loaded.entry.lock),
+                                                               timeout=600)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    except OSError:
+        return False
+    lock.release()
+    return False
+
+
 def compile_signature(loaded: LoadedModule, function: str, sig: tuple) -> Compiled:
     """Compile (or load from the disk cache) ``loaded.module.<function>`` for the numba
     argument types ``sig``; ``entry`` is the dispatcher's overload for them (a CPU
@@ -303,8 +325,7 @@ def _compile_repairing(loaded: LoadedModule, dispatcher, sig):
     """Compile (or load) ``sig``; returns the dispatcher that now holds it."""
     entry, cache = loaded.entry, loaded.cache
     assert entry is not None and cache is not None  # only called with the disk cache on
-    pycache = cache.env_dir / "__pycache__"
-    had_cache_files = pycache.is_dir() and any(pycache.glob(entry.module_name + ".*"))
+    had_cache_files = in_numba_cache(loaded)
     try:
         dispatcher.compile(sig)
         return dispatcher
@@ -322,6 +343,14 @@ def _compile_repairing(loaded: LoadedModule, dispatcher, sig):
         fresh = getattr(loaded.module, dispatcher.py_func.__name__)
         fresh.compile(sig)
         return fresh
+
+
+def in_numba_cache(loaded: LoadedModule) -> bool:
+    """Whether numba's cache holds files of ``loaded``'s disk entry."""
+    if loaded.entry is None or loaded.cache is None:
+        return False
+    pycache = loaded.cache.env_dir / "__pycache__"
+    return pycache.is_dir() and any(pycache.glob(loaded.entry.module_name + ".*"))
 
 
 def clear() -> None:

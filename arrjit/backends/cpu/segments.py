@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -64,28 +65,31 @@ def compile_entry(loaded: compiler.LoadedModule, name: str, args: Sequence[Any],
 
 
 class NativeSegment:
-    """Consecutive kernels compiled from one module, each its own entry point. (A ``program``
-    function calling them all made LLVM optimise and emit every kernel a second time, inlined
-    into it: a third of a cold compile; calling them from Python costs ~0.5 us a kernel.)"""
+    """Consecutive kernels, each compiled from its own module (keyed by its source, so a
+    kernel that recurs, in this program or another, compiles once) to its own entry point. (A
+    ``program`` function calling them all made LLVM optimise and emit every kernel a second
+    time, inlined into it: a third of a cold compile; calling them from Python costs ~0.5 us
+    a kernel.)"""
 
     def __init__(self, calls: list[KernelCall]):
         self.calls = calls
         self.parallel = thread_count() > 1 and any(
             work(c.kernel) >= config.parallel_threshold for c in calls)
-        extra: list[str] = []
+        self.modules: list[str] = []     # per call: the source of its module
         for c in calls:
             big = self.parallel and work(c.kernel) >= config.parallel_threshold
             c.split = big and cpu.can_split(c.kernel)
             c.chunked = big and not c.split and splittable(c.kernel)
+            extra: list[str] = []
             if c.split:
                 extra.append(cpu.render_split(c.kernel, c.rendered.name))
             if c.split or c.chunked:
                 extra.append(drivers.render_worker(c.kernel, c.rendered.name, c.split))
-        self.source = drivers.render_module([c.rendered for c in calls], tuple(extra))
+            self.modules.append(drivers.render_module([c.rendered], tuple(extra)))
 
     @property
     def sources(self) -> list[str]:
-        return [self.source]
+        return list(dict.fromkeys(self.modules))
 
     def compile(self, examples: list, stats: CompileStats) -> None:
         """Compile every entry point for the buffer types in ``examples`` (one per slot).
@@ -94,27 +98,34 @@ class NativeSegment:
         runs serially, as one chunk on this thread (``SerialByChunk``). Its own entry point
         would be the same kernel compiled a second time (LLVM optimises a worker with the
         kernel inlined), and is compiled only should a chunk raise, to raise the error."""
-        loaded = compiler.load_module(self.source, cache_key_fields())
-        for call in self.calls:
-            args = [examples[s] for s in call.slots] + [call.rendered.params]
-            name = call.rendered.name
-            if not (call.split or call.chunked):
-                call.entry = compile_entry(loaded, name, args + [0, 1], stats)
-                continue
-            if call.split:
-                writes, reads = call.buffers(examples)
-                parts = _partials(call.kernel, 1)
-                call.worker = compile_entry(loaded, name + "_part_worker",
-                                            parts + reads + [call.rendered.params] +
-                                            _worker_tail(), stats)
-                call.finish = compile_entry(loaded, name + "_finish",
-                                            writes + reads + parts + [call.rendered.params, 1],
-                                            stats)
-            else:
-                call.worker = compile_entry(loaded, name + "_worker", args + _worker_tail(),
-                                            stats)
-            call.entry = SerialByChunk(call, lambda: compile_entry(
-                loaded, name, args + [0, 1], CompileStats()))
+        for k in range(len(self.calls)):
+            self.compile_call(k, examples, stats)
+
+    def compile_call(self, k: int, examples: list, stats: CompileStats) -> None:
+        """Compile call ``k``'s entry points (see ``compile``)."""
+        call, source = self.calls[k], self.modules[k]
+        compiles = stats.compiles
+        loaded = compiler.load_module(source, cache_key_fields())
+        compiled = [compile_entry(loaded, function, args, stats)
+                    for function, args, _ in _entry_specs(call, examples)]
+        if call.split:
+            call.worker, call.finish = compiled
+        elif call.chunked:
+            (call.worker,) = compiled
+        else:
+            (call.entry,) = compiled
+        if call.split or call.chunked:
+            args = [examples[s] for s in call.slots] + [call.rendered.params, 0, 1]
+            call.entry = SerialByChunk(call, partial(compile_entry, loaded, call.rendered.name,
+                                                     args, CompileStats()))
+        stats.kernels += 1
+        stats.kernels_compiled += stats.compiles > compiles
+
+    def jobs(self, examples: list) -> list[tuple[str, list]]:
+        """Per call not compiled yet: its module's source and the entries to compile
+        (``compile_in_worker``'s arguments)."""
+        return [job for call, source in zip(self.calls, self.modules)
+                for job in uncompiled(source, _entry_specs(call, examples))]
 
     def _run_split(self, call: KernelCall, bufs: list, chunks: int) -> None:
         writes, reads = call.buffers(bufs)
@@ -144,6 +155,42 @@ class NativeSegment:
                     call.entry(*args, 0, extent)   # raises the error a chunk met
             else:
                 call.entry(*args, 0, extent)
+
+
+EntrySpec = tuple[str, list, bool]   # function, example arguments, ``boxed_result``
+
+
+def _entry_specs(call: KernelCall, examples: list) -> list[EntrySpec]:
+    """The entry points ``call`` runs: its kernel; a chunked kernel's worker; a split
+    kernel's partials' worker and its ``_finish``."""
+    name, params = call.rendered.name, call.rendered.params
+    args = [examples[s] for s in call.slots] + [params]
+    if call.split:
+        writes, reads = call.buffers(examples)
+        parts = _partials(call.kernel, 1)
+        return [(name + "_part_worker", parts + reads + [params] + _worker_tail(), True),
+                (name + "_finish", writes + reads + parts + [params, 1], True)]
+    if call.chunked:
+        return [(name + "_worker", args + _worker_tail(), True)]
+    return [(name, args + [0, 1], True)]
+
+
+def uncompiled(source: str, specs: list[EntrySpec]) -> list[tuple[str, list[EntrySpec]]]:
+    """``[(source, specs)]`` when some entry of ``specs`` is not compiled yet, else ``[]``."""
+    loaded = compiler.load_module(source, cache_key_fields())
+    done = all(entries.compiled_already(loaded, f, a, boxed) for f, a, boxed in specs)
+    return [] if done else [(source, specs)]
+
+
+def compile_in_worker(source: str, specs: list[EntrySpec], cache_dir: str) -> None:
+    """A compile worker's job (``runtime.workers``): compile ``specs`` of the module
+    ``source`` into the disk cache at ``cache_dir``."""
+    if config.cache_dir != cache_dir:   # what this worker loaded before lives elsewhere
+        config.update("cache_dir", cache_dir)
+        compiler.clear()
+    loaded = compiler.load_module(source, cache_key_fields())
+    for function, args, boxed in specs:
+        entries.entry_point(loaded, function, args, boxed)
 
 
 class SerialByChunk:

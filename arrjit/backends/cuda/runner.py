@@ -86,7 +86,10 @@ class CudaExecutable:
             self.sources.append(source)
             loaded = compiler.load_module(source, cache_key_fields())
             for launch in launches:
+                compiles = stats.compiles
                 launch.compile(loaded, stats, simulated())
+                stats.kernels += 1
+                stats.kernels_compiled += stats.compiles > compiles
         for step in self.steps:
             if isinstance(step, LoopCall):
                 self.sources.extend(step.sources)
