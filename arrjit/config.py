@@ -70,6 +70,10 @@ OPTIONS: dict[str, Option] = {
         Option("cache_dir", "", str,
                "disk cache location (default: the platform user cache directory)"),
         Option("disable_disk_cache", False, _parse_bool, "keep compiled code in memory only"),
+        Option("compile_workers", -1, int,
+               "worker processes that compile a program's uncached kernels alongside the "
+               "caller, through the disk cache (-1: one per core beyond the caller's, at "
+               "most 8; 0: none)"),
         Option("native_entries", True, _parse_bool,
                "call CPU entries through arrjit's own CPython wrapper: numba compiles them "
                "without its wrapper, and later processes load them without numba (off: "

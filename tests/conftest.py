@@ -14,6 +14,9 @@ if "ARRJIT_CACHE_DIR" not in os.environ or os.environ.get("ARRJIT_TEST_PRIVATE_C
 # The tests describe the default entry points (arrjit's wrapper, native entries); the tests of
 # numba's own entries and cache set ARRJIT_NATIVE_ENTRIES=0 in their processes.
 os.environ.pop("ARRJIT_NATIVE_ENTRIES", None)
+# Test processes already fill the cores (pytest-xdist): they compile without compile workers,
+# except the tests of the workers themselves (tests/test_compile_workers.py).
+os.environ.setdefault("ARRJIT_COMPILE_WORKERS", "0")
 # Every graph that enters the passes is checked (SSA form, order, avals): ``core.verify``.
 os.environ.setdefault("ARRJIT_VERIFY_IR", "1")
 

@@ -52,6 +52,17 @@ def entry_point(loaded: compiler.LoadedModule, function: str, args: Sequence[Any
     return compiler.Compiled(result.entry.entry_point, result.compiled, result.disk_hits)
 
 
+def compiled_already(loaded: compiler.LoadedModule, function: str, args: Sequence[Any],
+                     boxed_result: bool = True) -> bool:
+    """Whether ``entry_point`` would find this entry compiled: loaded in this process, or
+    stored on disk (natively, or in numba's cache)."""
+    key = _abi_key(args) if boxed_result else None
+    if key is not None and (function, key) in loaded.entries:
+        return True
+    path = _native_path(loaded, function, key)
+    return (path is not None and path.exists()) or compiler.in_numba_cache(loaded)
+
+
 def _abi_key(args: Sequence[Any]) -> str | None:
     """The native ABI's name for ``args``, where this process runs arrjit's wrappers."""
     if not sys.platform.startswith("linux") or not config.native_entries:

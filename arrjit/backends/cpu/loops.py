@@ -16,7 +16,7 @@ from ...plan import LoopStep
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
 from . import drivers, indexing, products
-from .segments import LibrarySegment, compile_entry, not_compiled
+from .segments import LibrarySegment, compile_entry, not_compiled, uncompiled
 from .target import cache_key_fields
 
 if TYPE_CHECKING:  # the executable holds its loops; a loop holds its two plans' executables
@@ -38,6 +38,12 @@ class LoopSegment:
         self.sources = ([self.native.source] if self.native is not None
                         else self.cond.sources + self.body.sources)
         self._driver: Callable = not_compiled
+
+    def jobs(self, examples: list) -> list:
+        """The native driver, when not compiled yet (see ``NativeSegment.jobs``)."""
+        if self.native is None:
+            return []
+        return uncompiled(self.native.source, [("driver", self.native.example_values(), False)])
 
     def compile(self, examples: list, stats: CompileStats) -> None:
         if self.native is None:

@@ -9,16 +9,22 @@ kernel is ``nogil``; ``threads``).
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ...memory import StepMemory
 from ...plan import KernelStep, LoopStep, Plan, Step, aliased_donors
+from ...runtime import cache as disk
+from ...runtime import compile as compiler
+from ...runtime import workers
+from ...runtime.workers import worker_count
 from ...runtime.compile import CompileStats
 from . import codegen as cpu
 from .loops import LoopSegment
-from .segments import KernelCall, LibrarySegment, NativeSegment
+from .segments import KernelCall, LibrarySegment, NativeSegment, compile_in_worker
+from .target import cache_key_fields
 
 
 def example_buffers(plan: Plan) -> list:
@@ -74,9 +80,29 @@ class CpuExecutable:
 
     def compile(self, stats: CompileStats) -> None:
         examples = example_buffers(self.plan)
+        units: list[tuple[str | None, Callable[[], None]]] = []   # (module source, compile)
         for seg in self.segments:
-            if not isinstance(seg, LibrarySegment):   # NumPy code: nothing to compile
-                seg.compile(examples, stats)
+            if isinstance(seg, NativeSegment):
+                units += [(source, partial(seg.compile_call, k, examples, stats))
+                          for k, source in enumerate(seg.modules)]
+            elif isinstance(seg, LoopSegment):
+                units.append((seg.native.source if seg.native is not None else None,
+                              partial(seg.compile, examples, stats)))
+        if not compile_ahead(self.segments, examples):
+            for _, compile_unit in units:
+                compile_unit()
+        else:
+            # from the last, while the workers take them from the first; one a worker is
+            # compiling now comes last, loaded once the worker has stored it
+            waiting = []
+            for source, compile_unit in reversed(units):
+                if source is not None and compiler.busy(
+                        compiler.load_module(source, cache_key_fields())):
+                    waiting.append(compile_unit)
+                else:
+                    compile_unit()
+            for compile_unit in waiting:
+                compile_unit()
         self.fast_run = make_runner(self)
 
     def run(self, args: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -106,6 +132,34 @@ class CpuExecutable:
         return [bufs[ref] if kind == "slot" else
                 bufs[ref[0]].reshape(ref[1]) if kind == "view" else np.array(ref)
                 for kind, ref in plan.outputs]
+
+
+# Uncached modules that are worth starting workers for: a worker needs about a second to start
+# (Python, arrjit, numba), the time the caller takes for about this many kernels.
+MODULES_TO_START_WORKERS = 5
+
+
+def compile_ahead(segments: list, examples: list) -> bool:
+    """Hand the kernel modules and loop drivers that are not compiled yet to the compile
+    workers (``runtime.workers``), when there are two or more, the disk cache is on, workers
+    are configured, and they are running or there are enough to be worth starting them
+    (``MODULES_TO_START_WORKERS``; a smaller program does not start them). True
+    when some were handed over: the caller then compiles from the last one (the workers from
+    the first) and loads what they have stored."""
+    jobs = list({source: (source, specs) for seg in segments
+                 if not isinstance(seg, LibrarySegment)
+                 for source, specs in seg.jobs(examples)}.values())
+    if len(jobs) < 2 or not disk.disk_enabled() or worker_count() == 0:
+        return False
+    running = workers.running()
+    if not (running is not None and running.warm or len(jobs) >= MODULES_TO_START_WORKERS):
+        return False
+    pool = workers.compile_workers()
+    assert pool is not None   # worker_count() > 0
+    cache_dir = str(disk.root_dir())
+    for source, specs in jobs:
+        pool.submit(compile_in_worker, source, specs, cache_dir)
+    return True
 
 
 def make_runner(executable: CpuExecutable) -> Callable | None:
