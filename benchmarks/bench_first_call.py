@@ -1,4 +1,5 @@
-"""The first call as a user meets it: a fresh process, imports included, against JAX.
+"""The first call as a user meets it: a fresh process, imports included, against JAX; and
+the first call of 18 realistic programs after start-up (``first_call_programs``).
 
 Two functions: the one-kernel ``tanh(x)*y + exp(-x*x)/(1+y*y)`` and the 6-kernel program of
 ``bench_tiers`` (256 rows). arrjit runs cold (an empty compile cache) and disk-warm (a cache
@@ -16,8 +17,10 @@ import tempfile
 
 try:                       # asv imports the benchmarks as a package
     from .bench_tiers import PROGRAM_CODE
+    from .first_call_programs import PROGRAMS, in_fresh_process
 except ImportError:        # python benchmarks/bench_first_call.py
     from bench_tiers import PROGRAM_CODE
+    from first_call_programs import PROGRAMS, in_fresh_process
 
 ONE_KERNEL = """
 import numpy as np
@@ -81,6 +84,23 @@ class FirstCallInFreshProcess:
         cache = (os.path.join(tempfile.gettempdir(), "arrjit-asv-first-call")
                  if case == "arrjit_disk_warm" else tempfile.mkdtemp(prefix="arrjit-cold-"))
         return _cache_line(cache) + prelude + arrjit_code, ""
+
+
+class ProgramFirstCall:
+    """The 18 programs of ``first_call_programs`` (an unrolled ODE integrator, long
+    polynomials, attention, an MLP gradient, stencils, solver loops, ...): the first call in
+    a fresh process with an empty cache, after the library's start-up."""
+
+    timeout = 600
+    repeat = 1
+    number = 1
+    params = [list(PROGRAMS), ["arrjit", "jax"]]
+    param_names = ["program", "library"]
+
+    def track_first_call(self, program, library):
+        return in_fresh_process(program, library)[0]
+
+    track_first_call.unit = "seconds"
 
 
 def _timed(code: str) -> float:
