@@ -122,3 +122,19 @@ def test_a_stack_inside_a_loop_body_runs_natively():
     f = arrjit.jit(integrate)
     assert_same(f(y), lorenz_steps(np, y, 50))
     assert [r.startswith("natively") for r in f.lower(y).loops] == [True]
+
+
+def test_a_reshaped_stack_of_broadcasts_is_one_kernel():
+    """Points of a grid, one per row: the stack is stored once by the kernel that computes it
+    and the reshape is a view of it (its broadcast pieces were each stored before)."""
+    axis = np.linspace(0, 1, 40)
+
+    def grid(xp, axis):
+        n = axis.shape[0]
+        xs, ys = xp.broadcast_to(axis[:, None], (n, n)), xp.broadcast_to(axis[None, :], (n, n))
+        return xp.stack([xs, ys, xp.zeros((n, n))], axis=-1).reshape(n * n, 3)
+
+    f = arrjit.jit(lambda a: grid(anp, a))
+    (kernel,) = lowered(lambda a: grid(anp, a), axis).kernels
+    assert len(kernel.writes) == 1
+    assert_same(f(axis), grid(np, axis))

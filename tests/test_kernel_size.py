@@ -82,3 +82,22 @@ def test_cache_info_counts_kernels_and_a_recurring_kernel_compiles_once():
     g = arrjit.jit(lambda x: anp.sort(anp.tanh(x) * 0.5 + 0.25) * 2)
     assert_same(g(x), np.sort(np.tanh(x) * 0.5 + 0.25) * 2, rtol=1e-14)
     assert g.cache_info().kernels == 2 and g.cache_info().kernels_compiled <= 1
+
+
+def test_rolls_weigh_more_than_arithmetic_when_a_chain_is_cut():
+    """The same chain cut by the weight of its nodes: rolls (a wrap-around in every access)
+    are cut several times where as many negations are not cut at all."""
+    from arrjit.core.dtypes import Aval
+    from arrjit.core.ir import Graph, Node, Var, make_params
+    from arrjit.passes.sizes import ROLL_WEIGHT, chain_cuts
+
+    aval = Aval((4, 5), np.dtype("float64"))
+
+    def chain(op, params):
+        x, *chain = [Var(k, aval) for k in range(101)]
+        nodes = tuple(Node(op, (src,), dst, params) for src, dst in zip([x, *chain], chain))
+        return chain_cuts(Graph((x,), nodes, (chain[-1],)), {x, chain[-1]})
+
+    assert chain(Op.NEG, ()) == set()
+    rolls = chain(Op.ROLL, make_params(axis=1, shift=2))
+    assert len(rolls) >= 100 * ROLL_WEIGHT // MAX_FUSED_WEIGHT - 1

@@ -89,7 +89,10 @@ class _Fuser:
 
     def _store_unflattenable(self, var: Var) -> None:
         """A general reshape reads its source by flat C-order index. That works through
-        elementwise nodes and reshapes, but not through other views of n-d values: store them."""
+        elementwise nodes and reshapes, but not through other views of n-d values: where
+        ``var`` is computed through one, ``var`` itself is stored (each such view has its
+        size, so storing one of them costs as much as storing ``var``, and there may be
+        several: the pieces of a stack)."""
         stack, seen = [var], set()
         while stack:
             v = stack.pop()
@@ -101,7 +104,8 @@ class _Fuser:
                 continue
             if node.op in (Op.BROADCAST, Op.TRANSPOSE, Op.SLICE, Op.ROLL):
                 if not (node.op is Op.BROADCAST and node.inputs[0].ndim == 0):
-                    self.stored.add(v)
+                    self.stored.add(var)
+                    return
                 continue
             stack.extend(node.inputs)
 

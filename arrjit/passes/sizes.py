@@ -6,8 +6,9 @@ few instructions (numba types and lowers a 1000-node chain of them in time linea
 length, and one kernel runs it fastest), while a math-library function (``exp``, ``sin``,
 ``power``: ``COSTLY`` ops other than a division or a square root) is inlined as dozens of
 instructions, and beyond a few dozen of them in one loop LLVM compiles more slowly per call
-and leaves the loop scalar. So a node weighs ``1``, or ``FUNCTION_WEIGHT`` for a library
-function, and a cut (storing one value, starting a new loop nest that reads it back) is placed
+and leaves the loop scalar; a roll adds its wrap-around to every access through it. So a
+node weighs ``1``, ``FUNCTION_WEIGHT`` for a library function or ``ROLL_WEIGHT`` for a roll,
+and a cut (storing one value, starting a new loop nest that reads it back) is placed
 only where an expression would otherwise weigh more than ``MAX_FUSED_WEIGHT``.
 
 >>> from arrjit.core.ir import Graph, Node, Op, Var
@@ -30,8 +31,16 @@ FUNCTION_WEIGHT = 40
 _INSTRUCTIONS = frozenset({Op.DIV, Op.SQRT})   # costly to run, one instruction to compile
 
 
+# A roll's wrap-around is a compare, a select and an add in every access through it, and the
+# accesses multiply (120 rolls of a 4-d array over 4 axes as one kernel: 33 s to compile,
+# 15 s as four).
+ROLL_WEIGHT = 25
+
+
 def weight(node: Node) -> int:
     """What fusing ``node`` adds to its kernel's compile (see the module docstring)."""
+    if node.op is Op.ROLL:
+        return ROLL_WEIGHT
     costly = COSTLY.get(node.op, False) and node.op not in _INSTRUCTIONS
     return FUNCTION_WEIGHT if costly else 1
 
