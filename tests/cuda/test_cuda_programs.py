@@ -96,3 +96,20 @@ def test_region_updates_and_output_views():
     ref[::-3] = np.maximum(ref[::-3], 0.5)
     ref[-1] = 7.0
     np.testing.assert_allclose(arrjit.device_get(y), ref, rtol=1e-15)
+
+
+def test_stacks_fuse_as_selects_on_the_device():
+    """A stack of scalars and a reshaped stack of broadcasts are selects inside one kernel
+    on the GPU as on the CPU."""
+    def program(xp, y, axis):
+        x, v, z = y[0], y[1], y[2]
+        y = y + 0.01 * xp.array([10.0 * (v - x), x * (28.0 - z) - v, x * v - 8.0 / 3.0 * z])
+        n = axis.shape[0]
+        grid = xp.stack([xp.broadcast_to(axis[:, None], (n, n)),
+                         xp.broadcast_to(axis[None, :], (n, n)) * y[1]], axis=-1)
+        return y, grid.reshape(n * n, 2)
+
+    y, axis = np.array([1.0, 2.0, 3.0]), np.linspace(0, 1, 6)
+    f = arrjit.jit(lambda y, a: program(anp, y, a), device="cuda")
+    for got, want in zip(f(y, axis), program(np, y, axis)):
+        assert_same(arrjit.device_get(got), want, rtol=1e-14)
