@@ -97,3 +97,16 @@ def test_no_workers_when_configured_off_or_for_a_single_kernel(tmp_path):
     finally:
         arrjit.config.update("compile_workers", 0)
         arrjit.config.update("cache_dir", "")
+
+
+def test_without_the_disk_cache_nothing_is_handed_to_the_workers(one_worker):
+    """Workers hand over through the disk cache: without it there is nothing to load."""
+    several = _uncompiled_executable(three_kernels, np.ones(10))
+    examples = example_buffers(several.plan)
+    arrjit.config.update("disable_disk_cache", True)
+    try:
+        assert not compile_ahead(several.segments, examples)
+    finally:
+        arrjit.config.update("disable_disk_cache", False)
+    assert compile_ahead(several.segments, examples)
+    assert one_worker.drain(timeout=300)

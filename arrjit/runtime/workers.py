@@ -38,7 +38,9 @@ _SERVE = "from arrjit.runtime.workers import serve; serve()"
 
 def worker_count() -> int:
     """How many workers to run: ``config.compile_workers``, or with -1 one per core beyond
-    the caller's, at most 8."""
+    the caller's, at most 8 (none on Windows, whose pipes a worker cannot wait on)."""
+    if sys.platform == "win32":
+        return 0
     if config.compile_workers >= 0:
         return config.compile_workers
     return max(0, min(8, (os.cpu_count() or 1) - 1))
@@ -94,15 +96,14 @@ class CompileWorkers:
                     self._done.notify_all()
 
     def close(self) -> None:
+        """End the workers' input: each exits once its current job is done (this process
+        does not wait for that; a job cut short leaves no entry, as stores are atomic)."""
         for process in self._processes:
-            if process is None:
-                continue
-            try:
-                if process.stdin is not None:
-                    process.stdin.close()   # a worker exits at the end of its input
-                process.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                process.kill()
+            if process is not None and process.stdin is not None:
+                try:
+                    process.stdin.close()
+                except OSError:
+                    pass
 
 
 def _start_worker() -> subprocess.Popen:

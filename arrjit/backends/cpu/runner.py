@@ -149,8 +149,8 @@ def compile_ahead(segments: list, examples: list) -> bool:
     jobs = list({source: (source, specs) for seg in segments
                  if not isinstance(seg, LibrarySegment)
                  for source, specs in seg.jobs(examples)}.values())
-    if len(jobs) < 2 or not disk.disk_enabled() or worker_count() == 0:
-        return False
+    if len(jobs) < 2 or worker_count() == 0 or disk.open_cache(cache_key_fields()) is None:
+        return False   # workers hand over through the disk cache
     running = workers.running()
     if not (running is not None and running.warm or len(jobs) >= MODULES_TO_START_WORKERS):
         return False
