@@ -283,17 +283,6 @@ def in_fresh_process(name: str, lib_name: str) -> tuple[float, float]:
     return first, startup
 
 
-def check_against_numpy(name: str) -> None:
-    """Raise unless arrjit's answer for ``name`` matches the same program run eagerly."""
-    lib = library("arrjit")
-    fn, args = _data()[name]
-    got = lib.jit(lambda *a: fn(lib, *a))(*args)
-    want = fn(lib, *args)   # eager arrjit.numpy: NumPy's own arithmetic
-    for g, w in zip(np.atleast_1d(got) if not isinstance(got, tuple) else got,
-                    np.atleast_1d(want) if not isinstance(want, tuple) else want):
-        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-9)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -282,6 +283,12 @@ class Graph:
             producers = {v: n for n in self.nodes for v in n.outs}
             object.__setattr__(self, "_producers", producers)
         return producers.get(var)
+
+    def var_factory(self) -> Callable[[Aval], Var]:
+        """Makes vars for nodes a pass adds to this graph, numbered after all of its own."""
+        ids = itertools.count(1 + max((v.id for v in (*self.inputs, *(
+            o for n in self.nodes for o in n.outs))), default=0))
+        return lambda aval: Var(next(ids), aval)
 
     def consumers(self) -> dict[Var, list[Node]]:
         users: dict[Var, list[Node]] = {}

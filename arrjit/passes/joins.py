@@ -21,8 +21,6 @@ so no element computes another piece's work more than a compare.
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from ..core.dtypes import Aval
@@ -35,12 +33,11 @@ def join_as_selects(graph: Graph) -> Graph:
     """``graph`` with every join of at most ``MAX_SELECT_PIECES`` unit slices as selects."""
     if not any(_selectable(n) for n in graph.nodes):
         return graph
-    fresh = itertools.count(1 + max(v.id for v in (*graph.inputs,
-                                                   *(o for n in graph.nodes for o in n.outs))))
+    new_var = graph.var_factory()
     nodes: list[Node] = []
     for node in graph.nodes:
         if _selectable(node):
-            nodes.extend(_selects(node, lambda aval: Var(next(fresh), aval)))
+            nodes.extend(_selects(node, new_var))
         else:
             nodes.append(node)
     return Graph(graph.inputs, tuple(nodes), graph.outputs)

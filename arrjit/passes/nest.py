@@ -263,10 +263,9 @@ class NestBuilder:
                        ), "a reduction read off its row"
             name = self.results[var]
         elif node is not None and node.op is Op.CONST and (
-                var.ndim == 0 or _fixed(self._flat_access(var, imap, flat))):
+                var.ndim == 0 or _fixed(access := self._flat_access(var, imap, flat))):
             array = node.param["value"].array
-            item = array.item() if var.ndim == 0 else array.reshape(-1)[
-                self._flat_access(var, imap, flat).offset].item()
+            item = array.item() if var.ndim == 0 else array.reshape(-1)[access.offset].item()
             name = self._literal(item, var.dtype, bool(node.param.get("runtime")))
         elif var in self.stored and not (root or is_member_here):
             idx = self.reads.setdefault(var, len(self.reads))

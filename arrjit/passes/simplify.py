@@ -2,9 +2,7 @@
 constant folding of small values, common subexpression elimination, collapsing of view
 chains, and dead code elimination.
 
->>> import itertools
-
-import numpy as np
+>>> import numpy as np
 >>> from arrjit.core.dtypes import Aval
 >>> from arrjit.core.ir import Graph, Node, Op, Var
 >>> f64 = np.dtype("float64")
@@ -17,8 +15,6 @@ graph(a: float64[3]) {
 }
 """
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 
@@ -43,8 +39,7 @@ def fold_and_cse(graph: Graph) -> Graph:
     nodes: list[Node] = []
     by_out: dict[Var, Node] = {}
     inputs, graph_outputs = set(graph.inputs), set(graph.outputs)
-    fresh = itertools.count(1 + max((v.id for v in (*graph.inputs, *(
-        o for n in graph.nodes for o in n.outs))), default=0))
+    new_var = None   # made on first use: ``Graph.var_factory`` reads every node
     for node in graph.nodes:
         node = Node(node.op, tuple(rename.get(v, v) for v in node.inputs), node.out, node.params,
                     node.extra)
@@ -66,7 +61,8 @@ def fold_and_cse(graph: Graph) -> Graph:
             if exponent == 2:   # the same correctly rounded value
                 node = Node(Op.SQUARE, (node.inputs[0],), node.out)
             elif exponent == 0:
-                one = Var(next(fresh), Aval((), node.out.dtype))
+                new_var = new_var or graph.var_factory()
+                one = new_var(Aval((), node.out.dtype))
                 value = np.ones((), node.out.dtype)
                 nodes.append(Node(Op.CONST, (), one, make_params(value=Literal(value))))
                 constants[one] = value

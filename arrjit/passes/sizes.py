@@ -28,21 +28,21 @@ from ..core.rules import COSTLY
 
 MAX_FUSED_WEIGHT = 1000
 FUNCTION_WEIGHT = 40
-_INSTRUCTIONS = frozenset({Op.DIV, Op.SQRT})   # costly to run, one instruction to compile
-
-
 # A roll's wrap-around is a compare, a select and an add in every access through it, and the
 # accesses multiply (120 rolls of a 4-d array over 4 axes as one kernel: 33 s to compile,
 # 15 s as four).
 ROLL_WEIGHT = 25
+_INSTRUCTIONS = frozenset({Op.DIV, Op.SQRT})   # costly to run, one instruction to compile
+WEIGHTS: dict[Op, int] = {   # ops not listed weigh 1
+    **{op: FUNCTION_WEIGHT for op, costly in COSTLY.items()
+       if costly and op not in _INSTRUCTIONS},
+    Op.ROLL: ROLL_WEIGHT,
+}
 
 
 def weight(node: Node) -> int:
     """What fusing ``node`` adds to its kernel's compile (see the module docstring)."""
-    if node.op is Op.ROLL:
-        return ROLL_WEIGHT
-    costly = COSTLY.get(node.op, False) and node.op not in _INSTRUCTIONS
-    return FUNCTION_WEIGHT if costly else 1
+    return WEIGHTS.get(node.op, 1)
 
 
 def chain_cuts(graph: Graph, stored: set[Var], limit: int = MAX_FUSED_WEIGHT) -> set[Var]:

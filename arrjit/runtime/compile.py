@@ -40,6 +40,12 @@ class CompileStats:
     kernels: int = 0               # kernels of the programs built (a recurring one each time)
     kernels_compiled: int = 0      # of them, those compiled (not loaded, not already loaded)
 
+    def kernel_built(self, compiles_before: int) -> None:
+        """Count a kernel whose entries have just been made; ``compiles_before``: the count
+        of compiles before them (more now: the kernel was compiled, not loaded or shared)."""
+        self.kernels += 1
+        self.kernels_compiled += self.compiles > compiles_before
+
     def add(self, result: "Compiled", seconds: float) -> None:
         self.compiles += result.compiled
         self.disk_hits += result.disk_hits
@@ -190,6 +196,17 @@ class Compiled:
 _file_locks: dict[str, Any] = {}
 
 
+def _file_lock(entry: "disk.EntryPaths") -> Any:
+    """The one lock object of ``entry``'s lock file (it is reentrant; a second object for
+    the same file would wait on the first)."""
+    from filelock import FileLock
+
+    lock = _file_locks.get(str(entry.lock))
+    if lock is None:
+        lock = _file_locks[str(entry.lock)] = FileLock(str(entry.lock), timeout=600)
+    return lock
+
+
 @contextlib.contextmanager
 def entry_lock(loaded: LoadedModule):
     """The disk entry's file lock (processes started together compile it once); nothing for
@@ -198,12 +215,10 @@ def entry_lock(loaded: LoadedModule):
     if entry is None or cache is None:
         yield
         return
-    from filelock import FileLock, Timeout
+    from filelock import Timeout
 
     try:
-        lock = _file_locks.get(str(entry.lock))
-        if lock is None:   # one object per file: it is reentrant, a second one would wait
-            lock = _file_locks[str(entry.lock)] = FileLock(str(entry.lock), timeout=600)
+        lock = _file_lock(entry)
         lock.acquire()
     except Timeout:
         disk.warn_once("lock:" + entry.digest, f"arrjit: waited 600 s for {entry.lock}; "
@@ -225,12 +240,9 @@ def busy(loaded: LoadedModule) -> bool:
     """Whether another process holds ``loaded``'s entry lock now (compiling it)."""
     if loaded.entry is None or loaded.cache is None:
         return False
-    from filelock import FileLock, Timeout
+    from filelock import Timeout
 
-    lock = _file_locks.get(str(loaded.entry.lock))
-    if lock is None:
-        lock = _file_locks[str(loaded.entry.lock)] = FileLock(str(loaded.entry.lock),
-                                                               timeout=600)
+    lock = _file_lock(loaded.entry)
     try:
         lock.acquire(timeout=0)
     except Timeout:

@@ -19,7 +19,6 @@ from ...plan import KernelStep, LoopStep, Plan, Step, aliased_donors
 from ...runtime import cache as disk
 from ...runtime import compile as compiler
 from ...runtime import workers
-from ...runtime.workers import worker_count
 from ...runtime.compile import CompileStats
 from . import codegen as cpu
 from .loops import LoopSegment
@@ -146,11 +145,13 @@ def compile_ahead(segments: list, examples: list) -> bool:
     (``MODULES_TO_START_WORKERS``; a smaller program does not start them). True
     when some were handed over: the caller then compiles from the last one (the workers from
     the first) and loads what they have stored."""
+    if workers.worker_count() == 0 or disk.open_cache(cache_key_fields()) is None:
+        return False   # workers hand over through the disk cache
     jobs = list({source: (source, specs) for seg in segments
                  if not isinstance(seg, LibrarySegment)
                  for source, specs in seg.jobs(examples)}.values())
-    if len(jobs) < 2 or worker_count() == 0 or disk.open_cache(cache_key_fields()) is None:
-        return False   # workers hand over through the disk cache
+    if len(jobs) < 2:
+        return False
     running = workers.running()
     if not (running is not None and running.warm or len(jobs) >= MODULES_TO_START_WORKERS):
         return False

@@ -118,8 +118,7 @@ class NativeSegment:
             args = [examples[s] for s in call.slots] + [call.rendered.params, 0, 1]
             call.entry = SerialByChunk(call, partial(compile_entry, loaded, call.rendered.name,
                                                      args, CompileStats()))
-        stats.kernels += 1
-        stats.kernels_compiled += stats.compiles > compiles
+        stats.kernel_built(compiles)
 
     def jobs(self, examples: list) -> list[tuple[str, list]]:
         """Per call not compiled yet: its module's source and the entries to compile

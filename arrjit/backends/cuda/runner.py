@@ -88,8 +88,7 @@ class CudaExecutable:
             for launch in launches:
                 compiles = stats.compiles
                 launch.compile(loaded, stats, simulated())
-                stats.kernels += 1
-                stats.kernels_compiled += stats.compiles > compiles
+                stats.kernel_built(compiles)
         for step in self.steps:
             if isinstance(step, LoopCall):
                 self.sources.extend(step.sources)
