@@ -210,3 +210,19 @@ def test_sign_of_negative_zero_is_positive_zero_as_in_numpy(dtype):
     out = arrjit.jit(anp.sign)(x)
     assert_same(out, np.sign(x))
     assert not np.signbit(out[:2]).any()      # numba's np.sign kept -0.0 here
+
+
+@pytest.mark.parametrize("bounds", [(-5, 5), (-5, 300), (3, 300), (None, 1000), (-1, None),
+                                    (3, -5), (300, 400)])
+def test_clip_python_int_bounds_beyond_an_integer_dtype_as_numpy(bounds):
+    """NumPy drops a Python-int bound past the dtype's range on its own side and refuses one
+    past the other side."""
+    x = np.array([1, 7, 200], np.uint8)
+    f = arrjit.jit(lambda x: anp.clip(x, *bounds))
+    try:
+        expected = np.clip(x, *bounds)
+    except OverflowError as err:
+        with pytest.raises(OverflowError, match=str(err).split(" out of")[0]):
+            f(x)
+        return
+    assert_same(f(x), expected)

@@ -448,6 +448,13 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):
     a_max = a_max if a_max is not None else max
     if not isinstance(a, _Tracer):
         return _np.clip(a, a_min, a_max)
+    if a.dtype.kind in "iu":
+        # NumPy drops a Python-int bound beyond the integer dtype's range on that side
+        info = _np.iinfo(a.dtype)
+        if type(a_min) is int and a_min <= info.min:
+            a_min = None
+        if type(a_max) is int and a_max >= info.max:
+            a_max = None
     if a_min is None and a_max is None:
         return positive(a)          # NumPy's clip without bounds (which refuses booleans)
     out = a
