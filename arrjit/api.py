@@ -34,7 +34,7 @@ from .core.tree import TreeDef, flatten_with_paths, unflatten
 from .explain import explain_miss
 from .passes.lower import lower
 from .plan import Plan, build_plan
-from .runtime import compile as compiler
+from .runtime import compile as compiler, pool as buffers
 from .runtime.compile import CompileStats
 from . import tiers
 from .signature import (KEY_FLAGS, PYTHON_SCALARS, ArgumentBinding, Default, as_array, leaf_aval,
@@ -492,7 +492,9 @@ def make_graph(fun: Callable, *, static_argnums=None, static_argnames=None) -> C
 
 
 def clear_caches() -> None:
-    """Forget every jitted function's traced signatures and the compiled modules."""
+    """Forget every jitted function's traced signatures and the compiled modules, and free
+    the buffers kept for reuse."""
     for j in list(_all_jitted):
         j.clear_cache()
     compiler.clear()
+    buffers.pool().clear()

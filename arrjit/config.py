@@ -83,6 +83,9 @@ OPTIONS: dict[str, Option] = {
                "(a debugging aid; the tests turn it on)"),
         Option("cache_max_size", 1 << 30, lambda text: parse_size(text),
                "disk cache size cap in bytes; least recently used entries are evicted"),
+        Option("pool_max_size", 1 << 30, lambda text: parse_size(text),
+               "bytes of freed output and intermediate buffers kept for reuse by later "
+               "calls (0: none kept)"),
     )
 }
 

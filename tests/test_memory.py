@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import arrjit
+from arrjit.runtime import pool as buffers
 import arrjit.numpy as anp
 from arrjit.errors import DonationWarning
 
@@ -143,6 +144,9 @@ def five_stage_numpy(x):
 
 
 def _peak(fn, *args):
+    """Bytes ``fn(*args)`` allocates at its peak, every buffer a fresh allocation (none
+    taken from the pool, which keeps the blocks of earlier calls)."""
+    buffers.pool().clear()
     tracemalloc.start()
     tracemalloc.reset_peak()
     before = tracemalloc.get_traced_memory()[0]

@@ -2,8 +2,9 @@
 
 ``compile_plan`` groups consecutive kernel steps into one native module each, renders and
 compiles every kernel of it through the disk cache, and returns a ``CpuExecutable``. Nothing
-compiles when it runs. Running allocates outputs and intermediates with ``np.empty`` (faster
-than allocating inside numba), then calls each segment; library calls (BLAS) run between
+compiles when it runs. Running takes outputs and intermediates from the buffer pool
+(``runtime.pool``: warm pages, and faster than allocating inside numba), then calls each
+segment; library calls (BLAS) run between
 segments. Kernels over many elements are split across threads by their outermost loop (each
 kernel is ``nogil``; ``threads``).
 """
@@ -17,6 +18,7 @@ import numpy as np
 from ...memory import StepMemory
 from ...plan import KernelStep, LoopStep, Plan, Step, aliased_donors
 from ...runtime import cache as disk
+from ...runtime import pool as buffers
 from ...runtime import compile as compiler
 from ...runtime import workers
 from ...runtime.compile import CompileStats
@@ -121,7 +123,7 @@ class CpuExecutable:
                 elif a.reuse >= 0:
                     bufs[a.slot] = bufs[a.reuse].reshape(a.shape)
                 else:
-                    bufs[a.slot] = np.empty(a.shape, a.dtype)
+                    bufs[a.slot] = buffers.empty(a.shape, a.dtype)
             if isinstance(segment, LibrarySegment) and segment.in_place_donor in aliased:
                 segment(bufs, in_place=False)
             else:
@@ -172,7 +174,7 @@ def make_runner(executable: CpuExecutable) -> Callable | None:
     if plan.donated_inputs or any(isinstance(s, NativeSegment) and s.parallel
                                   for s in executable.segments):
         return None
-    ns: dict[str, Any] = {"empty": np.empty, "array": np.array, "asarray": np.asarray}
+    ns: dict[str, Any] = {"empty": buffers.empty, "array": np.array, "asarray": np.asarray}
     names = [f"x{i}" for i in range(plan.n_inputs)]
     lines = ["def run(args):"]
     if names:

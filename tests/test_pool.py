@@ -1,0 +1,139 @@
+"""The buffer pool: outputs and intermediates reuse blocks, never one still referenced."""
+import gc
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import arrjit
+import arrjit.numpy as anp
+from arrjit.runtime import pool as buffers
+from arrjit.runtime.pool import MIN_POOLED_BYTES, BufferPool, Lease, size_class
+
+N = MIN_POOLED_BYTES // 8 * 4     # float64 elements: pooled
+
+
+@pytest.fixture
+def fresh_pool():
+    buffers.pool().clear()
+    gc.collect()
+    yield buffers.pool()
+    arrjit.config.update("pool_max_size", 1 << 30)
+
+
+def test_size_classes_waste_at_most_a_quarter():
+    for nbytes in [MIN_POOLED_BYTES, 300_001, 1 << 22, (1 << 22) + 1, 123_456_789]:
+        size = size_class(nbytes)
+        assert nbytes <= size <= nbytes * 1.25 + 4096
+        assert size % 4096 == 0
+    assert len({size_class(n) for n in range((1 << 20) + 1, (1 << 21) + 1, 4096)}) == 4
+
+
+def test_output_block_is_reused_once_the_array_dies(fresh_pool):
+    f = arrjit.jit(lambda a, b: a * b + 1.0)
+    a, b = np.arange(N, dtype=np.float64), np.full(N, 2.0)
+    y = f(a, b)
+    assert isinstance(y.base, Lease)
+    np.testing.assert_array_equal(y, a * b + 1.0)
+    address = y.ctypes.data
+    allocated = fresh_pool.allocated
+    alive = weakref.ref(y)
+    held = fresh_pool.held_bytes()
+    del y
+    assert alive() is None and fresh_pool.held_bytes() == held + size_class(N * 8)
+    for _ in range(4):
+        y = f(a, b)
+        assert y.ctypes.data == address
+        del y
+    assert fresh_pool.allocated == allocated
+    assert fresh_pool.lent == 0
+
+
+def test_a_view_that_outlives_its_array_keeps_the_block(fresh_pool):
+    f = arrjit.jit(lambda a: a + 1.0)
+    a = np.zeros(N)
+    view = f(a)[10:20]            # the full array dies at once; its view holds the lease
+    gc.collect()
+    expected = view.copy()
+    others = [f(a + k) for k in range(1, 4)]
+    for k, other in enumerate(others, 1):
+        assert not np.shares_memory(other, view)
+        np.testing.assert_array_equal(other, k + 1.0)
+    np.testing.assert_array_equal(view, expected)
+    lent = fresh_pool.lent
+    del view
+    assert fresh_pool.lent == lent - 1
+
+
+def test_intermediates_are_reused_between_calls(fresh_pool):
+    @arrjit.jit
+    def f(x, w):
+        h = anp.tanh(x * 2.0)           # an intermediate in front of a library call
+        return anp.sum(h @ w, axis=1) + anp.sort(h, axis=1)[:, 0]
+
+    x = np.random.default_rng(0).random((N // 64, 64))
+    w = np.eye(64)
+    first = f(x, w)
+    del first
+    allocated = fresh_pool.allocated
+    for _ in range(3):
+        out = f(x, w)
+        h = np.tanh(x * 2.0)
+        np.testing.assert_allclose(out, (h @ w).sum(1) + np.sort(h, 1)[:, 0])
+        del out
+    assert fresh_pool.allocated == allocated
+
+
+def test_small_arrays_come_from_numpy(fresh_pool):
+    y = arrjit.jit(lambda a: a * 2)(np.ones(100))
+    assert y.base is None and y.flags.owndata
+    assert fresh_pool.lent == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.complex128, np.bool_])
+def test_pooled_arrays_of_every_dtype(fresh_pool, dtype):
+    pool = BufferPool()
+    a = pool.empty((N // 4, 4), np.dtype(dtype))
+    assert a.dtype == dtype and a.shape == (N // 4, 4) and a.flags.c_contiguous
+    assert a.flags.writeable and a.flags.aligned
+    a[...] = 1
+    assert a.all()
+
+
+def test_cap_frees_blocks_over_it(fresh_pool):
+    arrjit.config.update("pool_max_size", 0)
+    f = arrjit.jit(lambda a: a - 1.0)
+    f(np.ones(N))
+    assert fresh_pool.held_bytes() == 0
+    arrjit.config.update("pool_max_size", 1 << 30)
+    f(np.ones(N))
+    assert fresh_pool.held_bytes() == size_class(N * 8)
+
+
+def test_clear_caches_frees_the_pool(fresh_pool):
+    f = arrjit.jit(lambda a: a - 1.0)
+    f(np.ones(N))
+    assert fresh_pool.held_bytes() > 0
+    arrjit.clear_caches()
+    assert fresh_pool.held_bytes() == 0
+
+
+def test_arrays_dying_on_other_threads_give_blocks_back(fresh_pool):
+    f = arrjit.jit(lambda a: a * 3.0)
+    outs = [f(np.full(N, float(k))) for k in range(8)]
+    threads = [threading.Thread(target=outs.pop) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert fresh_pool.lent == 0
+    assert fresh_pool.held_bytes() == 8 * size_class(N * 8)
+
+
+def test_donated_output_is_the_input_not_a_pooled_block(fresh_pool):
+    f = arrjit.jit(lambda a: a + 1.0, donate_argnums=0)
+    a = np.zeros(N)
+    y = f(a)
+    assert np.shares_memory(y, a)
+    assert fresh_pool.lent == 0
