@@ -55,12 +55,17 @@ OPTIONS: dict[str, Option] = {
                "log trace / fuse / codegen / compile times on the 'arrjit' logger"),
         Option("num_threads", 0, int,
                "threads for large kernels (0: all cores)"),
+        Option("native_threads", True, _parse_bool,
+               "run large kernels on numba's threading layer (OpenMP or TBB) where it is "
+               "safe (off: arrjit's own helper threads)"),
         Option("spin_wait_us", 500, float,
                "how long a helper thread spins for the next parallel kernel before it sleeps "
                "(microseconds; waking a sleeping thread costs 60-250 us on a VM)"),
-        Option("parallel_threshold", 5_000_000, int,
-               "loop nests with less estimated work than this run on one thread (work: "
-               "elements x (1 + 1 per operation + 8 per exp/log/division...))"),
+        Option("parallel_threshold", 0, int,
+               "loop nests with less estimated work than this run on one thread, larger ones "
+               "on num_threads (work: elements x (1 + 1 per operation + 8 per "
+               "exp/log/division...)); 0: as many threads as pay, from this machine's "
+               "measured costs"),
         Option("max_signatures_per_function", 64, int,
                "memory-cache entries kept per jitted function (least recently used go first)"),
         Option("retrace_warning_threshold", 20, int,

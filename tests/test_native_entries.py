@@ -241,10 +241,13 @@ WARM_CHILD = textwrap.dedent("""
     g = arrjit.jit(lambda y: (anp.exp(y).sum(), (y * 2).sum(axis=0), anp.tanh(y) + 1))
     total, columns, mapped = g(y)
     numba_imported = [numba_imported, "numba" in sys.modules]
+    from arrjit.backends.cpu import dispatch
+    dispatched = any(entry is not None for _, entry in dispatch._entries.values())
     print(json.dumps({"out": out.tolist(), "numba": numba_imported,
                       "transforms": transforms_imported,
                       "disk_hits": f.cache_info().disk_hits + g.cache_info().disk_hits,
-                      "threaded": [float(total), columns.tolist(), float(mapped.sum())]}))
+                      "threaded": [float(total), columns.tolist(), float(mapped.sum())],
+                      "layer": dispatch.threading_layer(), "dispatched": dispatched}))
 """)
 
 
@@ -259,3 +262,43 @@ def test_a_disk_warm_process_runs_without_importing_numba(tmp_path):
     assert runs[1]["numba"] == [False, False] and runs[1]["disk_hits"] >= 1
     assert runs[1]["out"] == runs[0]["out"] and runs[1]["threaded"] == runs[0]["threaded"]
     assert not runs[0]["transforms"] and not runs[1]["transforms"]
+    # numba's threading layer, loaded without numba, where it is a safe one
+    assert runs[1]["layer"] == runs[0]["layer"]
+    assert runs[1]["dispatched"] == runs[0]["dispatched"] == bool(runs[0]["layer"])
+
+
+def test_untested_numba_versions_get_numba_s_own_entries(private_cache, monkeypatch):
+    """The wrapper reads numba's internals: with a numba outside ``TESTED_NUMBA`` every entry
+    is numba's own, and kernels still run."""
+    from arrjit.runtime import native
+
+    monkeypatch.setattr(disk, "installed_version", lambda package: "0.99.0")
+    native.numba_tested.cache_clear()
+    try:
+        assert not native.numba_tested()
+        a, out = np.arange(1.0, 6.0), np.empty(5)
+        compiled = _entry("scale", [out, a, 3])
+        assert not load.is_native(compiled.entry)
+        assert not list(private_cache.glob("*/native/*"))
+        compiled.entry(out, a, 3)
+        np.testing.assert_array_equal(out, a * 3)
+        f = arrjit.jit(lambda x: x * 2.0 + 1.0)
+        np.testing.assert_array_equal(f(a), a * 2.0 + 1.0)
+    finally:
+        monkeypatch.undo()
+        native.numba_tested.cache_clear()
+    assert native.numba_tested()     # the installed one is tested
+
+
+def test_entry_tests_pass_with_native_entries_off():
+    """The tests that compile, cache, thread and call entries, with numba's entries only."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, ARRJIT_NATIVE_ENTRIES="0")
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
+         "tests/test_disk_cache.py", "tests/test_threads.py", "tests/test_compile_workers.py",
+         "tests/test_pool.py", "tests/test_tiers.py"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=900)
+    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
+    assert " passed" in summary and "skipped" not in summary, summary

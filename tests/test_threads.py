@@ -1,6 +1,7 @@
-"""The helper threads that run chunked kernels: each chunk once, errors reach the caller,
+"""The threads that run chunked kernels, numba's threading layer or arrjit's helper threads:
+each chunk once, errors reach the caller, concurrent callers and forked children work;
 spinning and sleeping helpers both join, a busy helper never delays a call, no helper keeps
-the output alive, and concurrent callers and forked children work."""
+the output alive; the native dispatch is one call from Python."""
 import os
 import sys
 import threading
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 import arrjit
+import arrjit.numpy as anp
 from arrjit.backends.cpu import threads
 
 from helpers import assert_same
@@ -19,7 +21,7 @@ def _chunked(jitted, *args) -> list[bool]:
     return [c.chunked for seg in jitted.lower(*args)._entry.executable.segments for c in seg.calls]
 
 
-def test_chunks_run_once_each_and_errors_reach_the_caller(two_threads_from_1000_elements):
+def test_chunks_run_once_each_and_errors_reach_the_caller(two_threads_either_dispatch):
     x = np.arange(100_003, dtype=np.float64)
     inc = arrjit.jit(lambda x: x + 1.0, donate_argnums=0)
     assert _chunked(inc, x) == [True]
@@ -67,7 +69,7 @@ def test_a_chunk_error_the_serial_run_does_not_raise_leaves_the_serial_answer(
     the serial run succeed, its result stands rather than the (incomplete) partials."""
     from arrjit.backends.cpu import segments
 
-    def chunks_reporting_an_error(worker, args, extent, chunks):
+    def chunks_reporting_an_error(worker, args, extent, chunks, threads):
         for part in args:
             if isinstance(part, np.ndarray) and part.shape == (chunks,):
                 part.fill(np.nan)   # what chunks that never ran would leave
@@ -81,7 +83,7 @@ def test_a_chunk_error_the_serial_run_does_not_raise_leaves_the_serial_answer(
     np.testing.assert_allclose(total(x), (x * x).sum(), rtol=1e-12)
 
 
-def test_kernels_with_many_outputs_run_on_threads(two_threads_from_1000_elements):
+def test_kernels_with_many_outputs_run_on_threads(two_threads_either_dispatch):
     """32 outputs of one chunked kernel and 31 partial sums of one split reduction: a worker's
     call of 30 or more arguments (which numba rejected inside ``try``) compiles and runs."""
     x = np.arange(20_000, dtype=np.float64)
@@ -95,7 +97,7 @@ def test_kernels_with_many_outputs_run_on_threads(two_threads_from_1000_elements
 
 
 @pytest.mark.parametrize("spin_wait_us", [0, 500])
-def test_spinning_and_sleeping_helpers_both_take_chunks(two_threads_from_1000_elements,
+def test_spinning_and_sleeping_helpers_both_take_chunks(two_helper_threads,
                                                         monkeypatch, spin_wait_us):
     """With no spinning every helper sleeps between calls and is woken through its queue;
     with spinning it sees the bell. Either way it takes chunks, and each chunk runs once."""
@@ -122,7 +124,7 @@ def test_spinning_and_sleeping_helpers_both_take_chunks(two_threads_from_1000_el
     assert len(joined) >= 2, f"no helper took part in {calls} calls"
 
 
-def test_a_busy_helper_does_not_delay_the_call(two_threads_from_1000_elements):
+def test_a_busy_helper_does_not_delay_the_call(two_helper_threads):
     """When every helper is busy the caller does all the chunks itself and returns at once,
     and nothing but the caller references the output afterwards."""
     x = np.arange(100_003, dtype=np.float64)
@@ -148,8 +150,7 @@ def test_a_busy_helper_does_not_delay_the_call(two_threads_from_1000_elements):
     pool.settle(busy_job, busy_state)      # returns once the busy helper is out
 
 
-def test_a_helper_arriving_after_the_gate_closed_is_not_counted_out(
-        two_threads_from_1000_elements):
+def test_a_helper_arriving_after_the_gate_closed_is_not_counted_out(two_helper_threads):
     """The caller waits for as many releases as helpers came in before it closed the gate; a
     late helper that counted itself out too would let the caller return while a helper that
     came in is still writing its chunk (seen with 3 helpers and 3 callers)."""
@@ -171,7 +172,7 @@ def test_a_helper_arriving_after_the_gate_closed_is_not_counted_out(
 
 
 @pytest.mark.parametrize("num_threads", [2, 4])
-def test_callers_on_several_threads_share_the_helpers(two_threads_from_1000_elements,
+def test_callers_on_several_threads_share_the_threads(two_threads_either_dispatch,
                                                       num_threads):
     arrjit.config.update("num_threads", num_threads)
     inc = arrjit.jit(lambda x: x + 1.0, donate_argnums=0)
@@ -197,8 +198,9 @@ def test_callers_on_several_threads_share_the_helpers(two_threads_from_1000_elem
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
-def test_a_forked_child_runs_parallel_kernels(two_threads_from_1000_elements):
-    """A child has none of its parent's helper threads; it starts its own."""
+def test_a_forked_child_runs_parallel_kernels(two_threads_either_dispatch):
+    """A child has none of its parent's helper threads; it starts its own (and never enters
+    the parent's OpenMP layer, which terminates a forked child)."""
     f = arrjit.jit(lambda x: x * 3.0)
     x = np.arange(300_000, dtype=np.float64)
     assert_same(f(x), x * 3.0)                  # the parent's helpers are running
@@ -216,3 +218,101 @@ def test_a_forked_child_runs_parallel_kernels(two_threads_from_1000_elements):
             pytest.fail("the forked child hung in a parallel kernel")
         time.sleep(0.05)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_native_dispatch_runs_every_thread_in_one_call(two_threads_either_dispatch):
+    """On numba's threading layer a chunked kernel's run is one call of its parallel entry,
+    which runs the worker once per thread (each thread number once) and no Python helper."""
+    from arrjit.backends.cpu import dispatch
+
+    if two_threads_either_dispatch == "helpers" or not dispatch.threading_layer():
+        assert dispatch.parallel_entry(lambda *a: None, [1, 2, 3, 4, 5, 6]) is None
+        return
+    assert dispatch.threading_layer() in dispatch.SAFE_LAYERS
+    x = np.arange(100_003, dtype=np.float64)
+    f = arrjit.jit(lambda x: x * 2.0 + 1.0)
+    assert_same(f(x), x * 2.0 + 1.0)
+    (call,) = [c for seg in f.lower(x)._entry.executable.segments for c in seg.calls]
+    out = np.zeros_like(x)
+    state = threads.chunk_state(8, 2)
+    args = [out, x, call.rendered.params, x.size, 8, state, 0, 2, np.zeros(1, np.int64)]
+    entry = dispatch.parallel_entry(call.worker, args)
+    assert entry is not None
+    assert entry(*args) == 0                           # no thread failed
+    assert_same(out, x * 2.0 + 1.0)
+    from arrjit.backends.cpu.drivers import STATE_GATE, STATE_NEXT
+    assert state[STATE_GATE] == 1                      # thread 1 came in; thread 0 rings
+    assert list(state[STATE_NEXT:]) >= [4, 8]          # each thread's own chunks all taken
+    helpers_before = threads._helpers.size if threads._helpers is not None else 0
+    f(x + 1.0)
+    assert (threads._helpers.size if threads._helpers is not None else 0) == helpers_before
+    with pytest.raises(TypeError, match="takes 9 arguments, not 2"):
+        entry(out, x)
+
+
+def test_a_kernel_settles_on_threads_only_when_they_were_faster():
+    """``ThreadChoice``: three runs on one thread, two on the count the dispatch costs
+    suggest; a parallel best run no faster than the serial one settles on one thread."""
+    from arrjit.backends.cpu.cost import ThreadChoice, ThreadCosts
+
+    costs = ThreadCosts({2: 5e-6, 4: 6e-6, 8: 8e-6})
+    slower = ThreadChoice()
+    counts = []
+    for seconds in (2e-3, 1e-3, 1e-3, 1.5e-3, 1.2e-3):
+        counts.append(slower.threads(8, costs))
+        slower.record(counts[-1], seconds)
+    assert counts == [1, 1, 1, 8, 8]
+    assert slower.settled and slower.threads(8, costs) == 1
+    tiny = ThreadChoice()
+    for seconds in (4e-6, 4e-6, 4e-6):                        # dispatch costs more than this
+        tiny.record(tiny.threads(8, costs), seconds)
+    assert tiny.threads(8, costs) == 1 and tiny.settled
+    assert tiny.threads(4, costs) == 1 and not tiny.settled   # a new limit: measured again
+
+
+def test_default_threads_settle_per_kernel_and_keep_results(monkeypatch):
+    """With the default ``parallel_threshold`` a kernel over ``MIN_PARALLEL_WORK`` compiles a
+    worker and settles its thread count within its first runs; results never change."""
+    from arrjit.backends.cpu.cost import MIN_PARALLEL_WORK, work
+
+    arrjit.config.update("num_threads", 2)
+    try:
+        x = np.linspace(0.0, 1.0, MIN_PARALLEL_WORK // 2)
+        f = arrjit.jit(lambda x: x * 3.0 - 1.0)
+        (call,) = [c for seg in f.lower(x)._entry.executable.segments for c in seg.calls]
+        assert call.chunked and work(call.kernel) >= MIN_PARALLEL_WORK
+        for _ in range(6):
+            assert_same(f(x), x * 3.0 - 1.0)
+        assert call.choice.settled and call.choice.most == 2 and call.choice.count in (1, 2)
+    finally:
+        arrjit.config.update("num_threads", 0)
+
+
+COLUMN_REDUCTIONS = {
+    "sum": lambda ns, x: ns.sum(x, axis=0),
+    "max": lambda ns, x: ns.max(x, axis=0),
+    "min": lambda ns, x: ns.min(x, axis=0),
+    "norm": lambda ns, x: ns.sqrt(ns.sum(x * x, axis=0)),
+    "any": lambda ns, x: ns.any(x > 2.5, axis=0),
+    "leading two": lambda ns, x: ns.sum(x.reshape(x.shape[0] // 4, 4, x.shape[1]), axis=0),
+    "sum and max": lambda ns, x: (ns.sum(x, axis=0), ns.max(x, axis=0)),
+}
+
+
+@pytest.mark.parametrize("shape", [(3000, 7), (516, 2000)])
+@pytest.mark.parametrize("dtype", [np.float64, np.int32])
+@pytest.mark.parametrize("name", sorted(COLUMN_REDUCTIONS))
+def test_column_reductions_split_their_rows(two_threads_either_dispatch, shape, dtype, name):
+    """A reduction over leading axes runs in column order and splits its rows across threads:
+    per-chunk partials for every column, folded in chunk order."""
+    reduce = COLUMN_REDUCTIONS[name]
+    x = (np.random.default_rng(3).standard_normal(shape) * 3).astype(dtype)
+    f = arrjit.jit(lambda x: reduce(anp, x))
+    call = [c for seg in f.lower(x)._entry.executable.segments for c in seg.calls
+            if c.kernel.reductions][0]
+    assert call.split and call.splitting.rows and call.rendered.column_order
+    assert call.splitting.slots == call.kernel.sizes[0] and call.splitting.extent > 1
+    got, expected = f(x), reduce(np, x)
+    for g, e in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, expected))):
+        assert g.dtype == e.dtype
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12)

@@ -67,8 +67,10 @@ def _abi_key(args: Sequence[Any]) -> str | None:
     """The native ABI's name for ``args``, where this process runs arrjit's wrappers."""
     if not sys.platform.startswith("linux") or not config.native_entries:
         return None   # the wrappers are linked from ELF objects in this process
-    from .native import abi, load
+    from .native import abi, load, numba_tested
 
+    if not numba_tested():
+        return None
     key = abi.signature_key(args)
     return key if key is not None and load.usable() else None
 

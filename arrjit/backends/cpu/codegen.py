@@ -58,6 +58,7 @@ class RenderedKernel:
     name: str
     source: str               # the function definition, decorated
     params: np.ndarray        # the P vector for this call's sizes
+    column_order: bool = False   # a reduction over leading axes, rows outside (``columns``)
 
 
 # How each reduction rule's ``update`` folds a value ``v`` into an accumulator ``acc``.
@@ -77,7 +78,7 @@ def _identity(identity, dtype: np.dtype) -> str:
     return literal(identity, dtype)
 
 
-def _reduction_lines(r: Reduce) -> tuple[list[str], list[str]]:
+def reduction_lines(r: Reduce) -> tuple[list[str], list[str]]:
     """(initialisation lines, update lines) for one accumulator (not an arg reduction: see
     ``_arg_reduction_lines``)."""
     rule = REDUCTION_RULES[r.op]
@@ -141,7 +142,7 @@ def _block_lines(r: Reduce) -> tuple[list[str], list[str], list[str]]:
 ARG_NONE = "np.int64(9223372036854775807)"
 
 
-def _arg_reduction_lines(r: Reduce, scan: list[list[str]], inner_stmts: dict,
+def _argreduction_lines(r: Reduce, scan: list[list[str]], inner_stmts: dict,
                          nloops: int) -> tuple[list[str], list[str]]:
     """argmax/argmin in two vectorisable loops: ``scan`` (a loop nest run just before the
     pass, holding only what the value needs) finds the extreme value (NaN-propagating for
@@ -223,28 +224,30 @@ def render_kernel(kernel: Kernel) -> RenderedKernel:
         params.slot(n)
     writes, reads = array_names(kernel)
     body: list[str] = []
+    column_order = False
     if kernel.n_outer is None:
         _render_elementwise(kernel, params, body)
     else:
-        _render_passes(kernel, params, body)
+        column_order = render_passes(kernel, params, body)
     text_body = "\n".join("    " + line for line in params.prologue() + body)
     signature = writes + reads + ["P", "start", "stop"]
-    flat = _not_flat(kernel)
+    flat = not_flat(kernel)
     digest = hashlib.sha256((", ".join(signature) + f"\n{sorted(flat)}\n" + text_body
                              ).encode()).hexdigest()[:16]
     name = f"kernel_{digest}"
     options = REDUCTION_OPTIONS if kernel.n_outer is not None else NJIT_OPTIONS
-    source = _flat_entry(name, signature, flat, text_body, options)
-    return RenderedKernel(name, source, np.asarray(params.values, dtype=np.int64))
+    source = flat_entry(name, signature, flat, text_body, options)
+    return RenderedKernel(name, source, np.asarray(params.values, dtype=np.int64),
+                          column_order)
 
 
-def _not_flat(kernel: Kernel) -> set[str]:
+def not_flat(kernel: Kernel) -> set[str]:
     """The kernel's arrays that are not 1-d: the loops index every buffer by flat position."""
     writes, reads = array_names(kernel)
     return {a for a, v in zip(writes + reads, kernel.writes + kernel.reads) if v.ndim != 1}
 
 
-def _flat_entry(name: str, signature: list[str], flat: set[str], text: str,
+def flat_entry(name: str, signature: list[str], flat: set[str], text: str,
                 options: str) -> str:
     """``name(signature)`` running ``text`` on 1-d arrays: the arrays in ``flat`` are viewed
     as 1-d first by ``_M.flat``, which keeps what LLVM knows of the argument. A ``reshape``
@@ -309,16 +312,18 @@ def _emit_nest(body: list[str], lines: list[list[str]], d: int, indent: str,
     body.extend(inside + line for line in after)
 
 
-def _render_passes(kernel: Kernel, params: ParamTable, body: list[str],
-                   mode: str = "whole") -> None:
+def render_passes(kernel: Kernel, params: ParamTable, body: list[str],
+                  mode: str = "whole") -> bool:
     """Outer loops over the kept dimensions; inside, for each pass, the accumulator
     initialisations and a loop nest over the reduced dimensions, with the statements that
     depend only on outer indices and finished passes placed in the gaps between passes.
 
     ``mode`` "part" renders only the accumulation of a full reduction over
     ``range(start, stop)``, storing the accumulators to ``part<k>[t]``; "finish" combines the
-    ``n`` partial accumulators and runs the rest (see ``render_split``). Every mode renders
-    every statement, so the P slots are the same."""
+    ``n`` partial accumulators and runs the rest (see ``splits``); "rows_part" and
+    "rows_finish" do the same for a kernel in column order, the partials per column
+    (``columns``). Every mode renders every statement, so the P slots are the same. Returns
+    whether the kernel is rendered in column order."""
     assert kernel.n_outer is not None, "a reduction kernel has outer loops (possibly none)"
     nloops, n_outer, passes = len(kernel.sizes), kernel.n_outer, kernel.passes
     outer_pre: list[list[str]] = [[] for _ in range(n_outer)]
@@ -350,19 +355,19 @@ def _render_passes(kernel: Kernel, params: ParamTable, body: list[str],
     blocks: list[tuple[list[str], list[str]]] = [([], []) for _ in range(passes)]
     for r in kernel.reductions:
         if r.op in ARG_REDUCTIONS:
-            init, update = _arg_reduction_lines(r, scans[r.stage], inner_stmts, nloops)
+            init, update = _argreduction_lines(r, scans[r.stage], inner_stmts, nloops)
             # No match (possible only if the two loops round a value differently) gives 0.
             # Arithmetic, not a comparison with ARG_NONE: comparing the result with the
             # sentinel stopped the index loop from vectorising (4M float32: 4.0 -> 0.6 ms).
             gaps[r.stage + 1].insert(
                 0, f"{r.name} = _M.imin({r.name}, {r.name}_k) % _M.imax({r.name}_k, 1)")
         elif _blocked(r):
-            init = _reduction_lines(r)[0]
+            init = reduction_lines(r)[0]
             before, update, after = _block_lines(r)
             blocks[r.stage][0].extend(before)
             blocks[r.stage][1].extend(after)
         else:
-            init, update = _reduction_lines(r)
+            init, update = reduction_lines(r)
         gaps[r.stage].extend(init)
         inner[r.stage][nloops].extend(update)
     stored_inside: set[int] = set()
@@ -384,11 +389,12 @@ def _render_passes(kernel: Kernel, params: ParamTable, body: list[str],
 
     simple = simple and not stored_inside and not blocked_args and not any(scans[0]) and (
         len(gaps[0]) == len(per_column) + len(kernel.reductions))
-    if mode == "whole" and columns.suits(kernel, simple):
+    if mode in columns.RENDERERS and columns.suits(kernel, simple):
         per_element = [line for (_, _, _, line) in inner_stmts.values()]
-        columns.render(body, outer_pre[0], per_column, per_element, kernel.reductions,
-                       gaps[1], _reduction_lines)
-        return
+        columns.RENDERERS[mode](body, outer_pre[0], per_column, per_element, kernel.reductions,
+                                gaps[1], reduction_lines)
+        return True
+    assert mode in ("whole", "part", "finish"), f"{mode}: not a kernel in column order"
 
     def emit_outer(d: int, indent: str) -> None:
         if d < n_outer:
@@ -410,7 +416,7 @@ def _render_passes(kernel: Kernel, params: ParamTable, body: list[str],
 
     if mode == "whole":
         emit_outer(0, "")
-        return
+        return False
     body.extend(gaps[0])
     inner_size = " * ".join(f"p{d}" for d in range(1, nloops)) or "1"
     if mode == "part":
@@ -426,16 +432,17 @@ def _render_passes(kernel: Kernel, params: ParamTable, body: list[str],
                 body.append(f"part{k}_m[t] = {r.name}_m")
             else:
                 body.append(f"part{k}[t] = {r.name}")
-        return
+        return False
     for k, r in enumerate(kernel.reductions):
         body.append("for t in range(n):")
         if r.op in ARG_REDUCTIONS:
             body.extend("    " + line for line in _arg_combine_lines(r, k))
             gaps[1].insert(0, f"{r.name}_k = p0 * {inner_size}")
         else:
-            update = _reduction_lines(replace(r, value=f"part{k}[t]"))[1]
+            update = reduction_lines(replace(r, value=f"part{k}[t]"))[1]
             body.extend("    " + line for line in update)
     body.extend(gaps[1])
+    return False
 
 
 def _arg_combine_lines(r: Reduce, k: int) -> list[str]:
@@ -444,42 +451,3 @@ def _arg_combine_lines(r: Reduce, k: int) -> list[str]:
     wins, as in NumPy."""
     m, value = f"{r.name}_m", f"part{k}_m[t]"
     return [f"if {_better(r, value, m)}:", f"    {m} = {value}", f"    {r.name} = part{k}[t]"]
-
-
-def partial_arrays(kernel: Kernel) -> list[tuple[str, np.dtype]]:
-    """(name, dtype) of the per-chunk partial arrays of a split kernel: each reduction's
-    accumulator, plus the extreme value for argmax/argmin."""
-    arrays: list[tuple[str, np.dtype]] = []
-    for k, r in enumerate(kernel.reductions):
-        if r.op in ARG_REDUCTIONS:
-            arrays += [(f"part{k}", np.dtype(np.int64)), (f"part{k}_m", r.dtype)]
-        else:
-            arrays.append((f"part{k}", r.acc_dtype))
-    return arrays
-
-
-def can_split(kernel: Kernel) -> bool:
-    """Whether a full reduction can run as per-chunk partials plus a combining step (every
-    reduction rule's update also combines partials)."""
-    return kernel.n_outer == 0 and kernel.passes == 1 and len(kernel.sizes) > 0
-
-
-def render_split(kernel: Kernel, name: str) -> str:
-    """``<name>_part(part..., reads..., P, start, stop, t)`` accumulates ``range(start,
-    stop)`` of the outermost loop into slot ``t`` of the partial arrays; ``<name>_finish(
-    writes..., reads..., part..., P, n)`` combines ``n`` partials and runs the epilogue and
-    the stores."""
-    writes, reads = array_names(kernel)
-    parts = [name for name, _ in partial_arrays(kernel)]
-    sources = []
-    for mode, signature in (("part", parts + reads + ["P", "start", "stop", "t"]),
-                            ("finish", writes + reads + parts + ["P", "n"])):
-        params = ParamTable()
-        for size in kernel.sizes:
-            params.slot(size)
-        body: list[str] = []
-        _render_passes(kernel, params, body, mode)
-        text = "\n".join("    " + line for line in params.prologue() + body)
-        sources.append(_flat_entry(f"{name}_{mode}", signature, _not_flat(kernel), text,
-                                   REDUCTION_OPTIONS))
-    return "\n\n".join(sources)

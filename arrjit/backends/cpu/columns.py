@@ -8,9 +8,16 @@ in a small array and runs the rows outside, so the inner loop reads each row con
 and vectorises. Each column still folds its rows in the same order, so the results are the
 same bit for bit. The columns go in blocks of ``BLOCK``, whose accumulators live on the
 kernel's stack (``mathlib.block``): no allocation, and a block's rows stay in cache.
+
+Run on threads, such a kernel splits its rows, not its columns (``splits``): a column chunk
+is a few bytes of each row (16 chunks a thread over 1024 columns: 40 bytes), so threads shared
+cache lines and read rows piecemeal. Each row chunk ``t`` accumulates every column into
+``part<k>[t * columns + column]`` (``render_rows_part``); ``render_rows_finish`` folds the
+chunks column by column, in chunk order, and runs the epilogue and the stores.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from ...core.rules import ARG_REDUCTIONS, REDUCTION_RULES
@@ -40,22 +47,13 @@ def _accumulator_dtype(r: Reduce) -> str:
     return f"np.{dtype.name}" if dtype.name != "bool" else "np.bool_"
 
 
-def render(body: list[str], before: list[str], per_column: list[str], per_element: list[str],
-           reductions: tuple[Reduce, ...], after: list[str],
-           reduction_lines: Callable[[Reduce], tuple[list[str], list[str]]]) -> None:
-    """The kernel in column order: ``before`` (no loop), ``per_column`` (loads of the
-    column's values, repeated where needed), ``per_element`` (the statements of the rows
-    loop), then the accumulators' updates, and ``after`` (epilogue and stores)."""
-    body.extend(before)
-    for r in reductions:
-        body.append(f"{r.name}_c = _M.block({_accumulator_dtype(r)})")
-    body.append(f"for b0 in range(start, stop, {BLOCK}):")
-    body.append(f"    b1 = _M.imin(b0 + {BLOCK}, stop)")
-    body.append("    for i0 in range(b0, b1):")
-    for r in reductions:
-        body.extend("        " + line for line in reduction_lines(r)[0])
-        body.append(f"        _M.store({r.name}_c, i0 - b0, {r.name})")
-    body.append("    for i1 in range(p1):")
+Lines = Callable[[Reduce], tuple[list[str], list[str]]]
+
+
+def _row_loop(body: list[str], per_column: list[str], per_element: list[str],
+              reductions: tuple[Reduce, ...], reduction_lines: Lines, rows: str) -> None:
+    """Inside a block of columns ``b0:b1``: the accumulators' rows loop over ``rows``."""
+    body.append(f"    for i1 in {rows}:")
     body.append("        for i0 in range(b0, b1):")
     inner = list(per_column) + [f"{r.name} = _M.load({r.name}_c, i0 - b0)" for r in reductions]
     inner += per_element
@@ -63,6 +61,62 @@ def render(body: list[str], before: list[str], per_column: list[str], per_elemen
         inner.extend(reduction_lines(r)[1])
         inner.append(f"_M.store({r.name}_c, i0 - b0, {r.name})")
     body.extend("            " + line for line in inner)
+
+
+def _blocks(body: list[str], reductions: tuple[Reduce, ...], reduction_lines: Lines,
+            start: str, stop: str) -> None:
+    """The accumulators' blocks, the loop over blocks of columns ``start:stop``, their
+    initialisation."""
+    for r in reductions:
+        body.append(f"{r.name}_c = _M.block({_accumulator_dtype(r)})")
+    body.append(f"for b0 in range({start}, {stop}, {BLOCK}):")
+    body.append(f"    b1 = _M.imin(b0 + {BLOCK}, {stop})")
+    body.append("    for i0 in range(b0, b1):")
+    for r in reductions:
+        body.extend("        " + line for line in reduction_lines(r)[0])
+        body.append(f"        _M.store({r.name}_c, i0 - b0, {r.name})")
+
+
+def render(body: list[str], before: list[str], per_column: list[str], per_element: list[str],
+           reductions: tuple[Reduce, ...], after: list[str], reduction_lines: Lines) -> None:
+    """The kernel in column order: ``before`` (no loop), ``per_column`` (loads of the
+    column's values, repeated where needed), ``per_element`` (the statements of the rows
+    loop), then the accumulators' updates, and ``after`` (epilogue and stores)."""
+    body.extend(before)
+    _blocks(body, reductions, reduction_lines, "start", "stop")
+    _row_loop(body, per_column, per_element, reductions, reduction_lines, "range(p1)")
     body.append("    for i0 in range(b0, b1):")
     last = list(per_column) + [f"{r.name} = _M.load({r.name}_c, i0 - b0)" for r in reductions]
     body.extend("        " + line for line in last + after)
+
+
+def render_rows_part(body: list[str], before: list[str], per_column: list[str],
+                     per_element: list[str], reductions: tuple[Reduce, ...], after: list[str],
+                     reduction_lines: Lines) -> None:
+    """Rows ``range(start, stop)`` of every column into the partials' slot ``t``."""
+    body.extend(before)
+    _blocks(body, reductions, reduction_lines, "0", "p0")
+    _row_loop(body, per_column, per_element, reductions, reduction_lines, "range(start, stop)")
+    body.append("    for i0 in range(b0, b1):")
+    body.extend(f"        _M.store(part{k}, t * p0 + i0, _M.load({r.name}_c, i0 - b0))"
+                for k, r in enumerate(reductions))
+
+
+def render_rows_finish(body: list[str], before: list[str], per_column: list[str],
+                       per_element: list[str], reductions: tuple[Reduce, ...],
+                       after: list[str], reduction_lines: Lines) -> None:
+    """Each column's ``n`` partials folded in chunk order, then its epilogue and stores."""
+    body.extend(before)
+    body.append("for i0 in range(p0):")
+    inner = list(per_column)
+    for k, r in enumerate(reductions):
+        inner.extend(reduction_lines(r)[0])
+        inner.append("for t in range(n):")
+        update = reduction_lines(replace(r, value=f"_M.load(part{k}, t * p0 + i0)"))[1]
+        inner.extend("    " + line for line in update)
+    body.extend("    " + line for line in inner + after)
+
+
+# ``codegen.render_passes``'s modes for a kernel in column order
+RENDERERS: dict[str, Callable[..., None]] = {
+    "whole": render, "rows_part": render_rows_part, "rows_finish": render_rows_finish}

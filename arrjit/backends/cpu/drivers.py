@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...passes.kernel import Kernel
-from .codegen import NJIT_OPTIONS, PRELUDE, RenderedKernel, array_names, partial_arrays
+from .codegen import NJIT_OPTIONS, PRELUDE, RenderedKernel, array_names
+from .splits import partial_arrays
 
 
 # The ``state`` array shared by the threads running one worker (see ``backends.cpu.threads``):
@@ -87,7 +88,9 @@ def render_thread_module() -> str:
       count it out in ``state``, then park;
     * ``settle(state, spins)``: the caller, once its worker has returned (every chunk taken):
       close the gate, then wait (at most ``spins`` pauses) until every helper that came in is
-      out, its chunks done. False: call again after a sleep."""
+      out, its chunks done. False: call again after a sleep;
+    * ``idle_worker``: a worker whose chunks do nothing (what a parallel run costs by
+      itself, measured by ``threads.measured_costs``)."""
     return PRELUDE + f"""
 
 @njit({NJIT_OPTIONS})
@@ -115,7 +118,12 @@ def settle(state, spins):
             return True
         _A.spin_pause()
     return _A.load_acquire(state, {STATE_RELEASED}) >= entered
-"""
+
+
+@njit({NJIT_OPTIONS})
+def idle(unused, P, lo, hi):
+    pass
+""" + "\n\n" + _render_worker("idle", ["unused"])
 
 
 def outer_extent(kernel: Kernel) -> int:

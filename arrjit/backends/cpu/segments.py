@@ -3,7 +3,7 @@ module; big kernels split across threads) and library calls between them."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, Sequence
 
@@ -17,10 +17,12 @@ from ...runtime import compile as compiler
 from ...runtime import entries
 from ...runtime.compile import CompileStats
 from . import codegen as cpu
-from . import drivers
-from .cost import splittable, work
+from ...runtime import pool as buffers
+from . import drivers, splits
+from .splits import Split
+from .cost import MIN_PARALLEL_WORK, ThreadChoice, splittable, work
 from .target import cache_key_fields
-from .threads import STATE_ERROR, chunk_state, run_chunks, thread_count
+from .threads import STATE_ERROR, chunk_state, measured_costs, run_chunks, thread_count
 
 
 def not_compiled(*args: Any) -> None:
@@ -39,6 +41,8 @@ class KernelCall:
     chunked: bool = False   # run on chunks of the outer loop by all threads
     worker: Callable = not_compiled   # takes chunks (of the kernel, or of its part function)
     finish: Callable = not_compiled
+    splitting: Split | None = None   # how a split kernel divides its reduction
+    choice: ThreadChoice = field(default_factory=ThreadChoice)   # of a chunked kernel
 
     @property
     def extent(self) -> int:
@@ -73,16 +77,18 @@ class NativeSegment:
 
     def __init__(self, calls: list[KernelCall]):
         self.calls = calls
+        threshold = config.parallel_threshold or MIN_PARALLEL_WORK
         self.parallel = thread_count() > 1 and any(
-            work(c.kernel) >= config.parallel_threshold for c in calls)
+            work(c.kernel) >= threshold for c in calls)
         self.modules: list[str] = []     # per call: the source of its module
         for c in calls:
-            big = self.parallel and work(c.kernel) >= config.parallel_threshold
-            c.split = big and cpu.can_split(c.kernel)
+            big = self.parallel and work(c.kernel) >= threshold
+            c.splitting = splits.split_of(c.kernel, c.rendered) if big else None
+            c.split = c.splitting is not None
             c.chunked = big and not c.split and splittable(c.kernel)
             extra: list[str] = []
-            if c.split:
-                extra.append(cpu.render_split(c.kernel, c.rendered.name))
+            if c.splitting is not None:
+                extra.append(splits.render_split(c.kernel, c.rendered.name, c.splitting))
             if c.split or c.chunked:
                 extra.append(drivers.render_worker(c.kernel, c.rendered.name, c.split))
             self.modules.append(drivers.render_module([c.rendered], tuple(extra)))
@@ -126,11 +132,12 @@ class NativeSegment:
         return [job for call, source in zip(self.calls, self.modules)
                 for job in uncompiled(source, _entry_specs(call, examples))]
 
-    def _run_split(self, call: KernelCall, bufs: list, chunks: int) -> None:
+    def _run_split(self, call: KernelCall, split: Split, bufs: list, chunks: int,
+                   threads: int) -> None:
         writes, reads = call.buffers(bufs)
-        parts = _partials(call.kernel, chunks)
+        parts = _partials(call.kernel, chunks * split.slots)
         params = call.rendered.params
-        if not run_chunks(call.worker, [*parts, *reads, params], call.extent, chunks):
+        if not run_chunks(call.worker, [*parts, *reads, params], split.extent, chunks, threads):
             # raises the chunk's error; should it not, its serial result is the answer (the
             # partials are incomplete)
             call.entry(*writes, *reads, params, 0, call.extent)
@@ -142,18 +149,32 @@ class NativeSegment:
             for call in self.calls:
                 call.entry(*(bufs[s] for s in call.slots), call.rendered.params, 0, call.extent)
             return
-        chunks_wanted = CHUNKS_PER_THREAD * thread_count()
+        most = thread_count()
         for call in self.calls:
-            args = [bufs[s] for s in call.slots] + [call.rendered.params]
-            extent = call.extent
-            chunks = min(chunks_wanted, extent)
-            if call.split and extent >= 2:
-                self._run_split(call, bufs, chunks)
-            elif call.chunked and extent >= 2:
-                if not run_chunks(call.worker, args, extent, chunks):
-                    call.entry(*args, 0, extent)   # raises the error a chunk met
+            if not (call.split or call.chunked) or call.extent < 2:
+                call.entry(*(bufs[s] for s in call.slots), call.rendered.params, 0, call.extent)
+            elif config.parallel_threshold:
+                self._run(call, bufs, most)
+            elif call.choice.settled and call.choice.most == most:
+                self._run(call, bufs, call.choice.count)
             else:
-                call.entry(*args, 0, extent)
+                threads = call.choice.threads(most, measured_costs())
+                t0 = time.perf_counter()
+                self._run(call, bufs, threads)
+                call.choice.record(threads, time.perf_counter() - t0)
+
+    def _run(self, call: KernelCall, bufs: list, threads: int) -> None:
+        """Run a chunked or split kernel on ``threads`` threads."""
+        args = [bufs[s] for s in call.slots] + [call.rendered.params]
+        extent = call.extent
+        if threads < 2:
+            call.entry(*args, 0, extent)
+        elif call.splitting is not None:
+            chunks = min(CHUNKS_PER_THREAD * threads, call.splitting.extent)
+            self._run_split(call, call.splitting, bufs, chunks, threads)
+        elif not run_chunks(call.worker, args, extent, min(CHUNKS_PER_THREAD * threads, extent),
+                            threads):
+            call.entry(*args, 0, extent)   # raises the error a chunk met
 
 
 EntrySpec = tuple[str, list, bool]   # function, example arguments, ``boxed_result``
@@ -209,9 +230,10 @@ class SerialByChunk:
         extent = hi - lo
         state = chunk_state(1, 1)
         n = len(call.kernel.writes)
-        if call.split:
-            parts = _partials(call.kernel, 1)
-            call.worker(*parts, *buffers[n:], params, extent, 1, state, 0, 1, _QUIET_BELL)
+        if call.splitting is not None:   # always the whole range: the plan's only call
+            parts = _partials(call.kernel, call.splitting.slots)
+            call.worker(*parts, *buffers[n:], params, call.splitting.extent, 1, state, 0, 1,
+                        _QUIET_BELL)
             if not state[STATE_ERROR]:
                 call.finish(*buffers, *parts, params, 1)
                 return
@@ -241,8 +263,9 @@ def _worker_tail() -> list:
 
 
 def _partials(kernel: Kernel, count: int) -> list[np.ndarray]:
-    """The partial arrays of a split kernel (``codegen.partial_arrays``), ``count`` long."""
-    return [np.empty(count, dtype) for _, dtype in cpu.partial_arrays(kernel)]
+    """The partial arrays of a split kernel (``splits.partial_arrays``), ``count`` long."""
+    return [buffers.empty((count,), np.dtype(dtype))
+            for _, dtype in splits.partial_arrays(kernel)]
 
 
 class LibrarySegment:

@@ -30,9 +30,11 @@ import numpy as np
 
 from ...runtime import compile as compiler
 from ...runtime import entries
-from . import drivers
+from ...runtime.native.abi import MAX_THREADS
+from . import dispatch, drivers
 from .drivers import STATE_ENTERED, STATE_ERROR, STATE_NEXT
 from ...config import config
+from .cost import ThreadCosts
 from .target import cache_key_fields
 
 _cpu_count = os.cpu_count() or 1
@@ -62,6 +64,20 @@ class _Native:
         self.release_and_park = entries.entry_point(loaded, "release_and_park",
                                                      [state, bell, 0, 0]).entry
         self.settle = entries.entry_point(loaded, "settle", [state, 0]).entry
+        self.idle_args = [np.zeros(0), np.zeros(1, np.int64)]
+        self.idle_worker = entries.entry_point(loaded, "idle_worker",
+                                               [*self.idle_args, 1, 1, state, 0, 1, bell]).entry
+
+
+_native: _Native | None = None
+
+
+def native_functions() -> _Native:
+    """The thread module's functions, loaded on first use."""
+    global _native
+    if _native is None:
+        _native = _Native()
+    return _native
 
 
 class _Helper:
@@ -119,7 +135,7 @@ class Helpers:
         self.bell = np.zeros(1, np.int64)
         self.job: list | None = None
         self.spins = 0
-        self.native = _Native()
+        self.native = native_functions()
         self._pause_ns = self._pause_nanoseconds()
         self._threads: list[_Helper] = []
         self._lock = threading.Lock()
@@ -182,12 +198,21 @@ def _forget_helpers() -> None:
 os.register_at_fork(after_in_child=_forget_helpers)
 
 
-def run_chunks(worker, args: list, extent: int, chunks: int) -> bool:
-    """Run a generated ``*_worker`` over ``chunks`` chunks of ``range(extent)`` on this thread
-    and the helpers. False if a chunk raised (the caller re-runs serially to raise it)."""
-    threads = min(thread_count(), chunks)
-    pool = helpers(threads - 1)
+_QUIET_BELL = np.zeros(1, np.int64)   # rung by a worker that no helper thread listens to
+
+
+def run_chunks(worker, args: list, extent: int, chunks: int, threads: int) -> bool:
+    """Run a generated ``*_worker`` over ``chunks`` chunks of ``range(extent)`` on ``threads``
+    threads: numba's threading layer (``dispatch``), else this thread and the helpers. False
+    if a chunk raised (the caller re-runs serially to raise it)."""
+    threads = min(threads, chunks, MAX_THREADS)
     state = chunk_state(chunks, threads)
+    tail = [extent, chunks, state, 0, threads, _QUIET_BELL]
+    native = dispatch.parallel_entry(worker, args + tail)
+    if native is not None:
+        failed = native(*args, *tail)
+        return not failed and not state[STATE_ERROR]
+    pool = helpers(threads - 1)
     job = [worker, args, extent, chunks, state, threads]
     pool.post(job, threads - 1)
     try:
@@ -195,3 +220,31 @@ def run_chunks(worker, args: list, extent: int, chunks: int) -> bool:
     finally:
         pool.settle(job, state)
     return not state[STATE_ERROR]
+
+
+_costs: ThreadCosts | None = None
+
+
+def measured_costs() -> ThreadCosts:
+    """This machine's ``ThreadCosts``, measured on first use (about a millisecond): the idle
+    worker on 2, 4, 8, ... threads and every core, dispatched as kernels are."""
+    global _costs
+    if _costs is None:
+        native = native_functions()
+        most = max(thread_count(), _cpu_count)
+        counts = sorted({*(1 << k for k in range(1, most.bit_length())), most} - {1})
+        _costs = ThreadCosts({
+            t: _median_seconds(lambda: run_chunks(native.idle_worker, native.idle_args, t, t, t),
+                               9)
+            for t in counts})
+    return _costs
+
+
+def _median_seconds(run, repeats: int) -> float:
+    run()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[repeats // 2]

@@ -91,11 +91,9 @@ FALLBACK_GLOBAL = "arrjit_fallback"
 TARGET_GLOBAL = "arrjit_target"
 
 
-def render_wrapper(symbol: str | None, kinds: Sequence[ArgKind], returns: str,
-                   nogil: bool) -> str:
-    """LLVM IR of the CPython wrapper ``arrjit_entry`` around numba's native ``symbol``, or,
-    for ``symbol=None``, around the function whose address is stored in ``arrjit_target``
-    (a function numba has compiled in this process)."""
+def _unpack(kinds: Sequence[ArgKind]) -> tuple[list[str], list[str]]:
+    """IR reading the Python arguments ``%args`` into the flat machine arguments, and those
+    arguments as typed IR values (``ptr %o0``, ``i64 %shape0.1``, ...)."""
     body: list[str] = []
     flat: list[str] = []
     for i, kind in enumerate(kinds):
@@ -110,32 +108,27 @@ def render_wrapper(symbol: str | None, kinds: Sequence[ArgKind], returns: str,
                  f"ptr %data{i}"]
         flat += [f"i64 %shape{i}.{k}" for k in range(kind.ndim)]
         flat += [f"i64 %stride{i}.{k}" for k in range(kind.ndim)]
-    callee = f'@"{symbol}"' if symbol is not None else "%target"
-    call = f"  %status = call i32 {callee}(ptr %ret, ptr %exc, {', '.join(flat)})"
-    body += ["  %ts = call ptr @PyEval_SaveThread()", call,
-             "  call void @PyEval_RestoreThread(ptr %ts)"] if nogil else [call]
-    body += ["  %ok = icmp eq i32 %status, 0",
-             "  br i1 %ok, label %done, label %fallback", "done:"]
-    body += _box_result(returns)
-    flat_types = ", ".join(flat_kinds(kinds))
-    if symbol is not None:
-        target = [f"declare i32 @\"{symbol}\"(ptr, ptr, {flat_types})"]
-    else:
-        target = [f"@{TARGET_GLOBAL} = global ptr null"]
-        body.insert(0, f"  %target = load ptr, ptr @{TARGET_GLOBAL}")
-    return "\n".join([
-        "declare ptr @PyEval_SaveThread()",
-        "declare void @PyEval_RestoreThread(ptr)",
-        "declare i64 @PyLong_AsLongLong(ptr)",
-        "declare ptr @PyLong_FromLongLong(i64)",
-        "declare void @Py_IncRef(ptr)",
-        "declare ptr @PyObject_Vectorcall(ptr, ptr, i64, ptr)",
-        "@_Py_NoneStruct = external global i8",
-        "@_Py_TrueStruct = external global i8",
-        "@_Py_FalseStruct = external global i8",
-        f"@{FALLBACK_GLOBAL} = global ptr null",
-        *target,
-        "",
+    return body, flat
+
+
+_PYTHON_API = [
+    "declare ptr @PyEval_SaveThread()",
+    "declare void @PyEval_RestoreThread(ptr)",
+    "declare i64 @PyLong_AsLongLong(ptr)",
+    "declare ptr @PyLong_FromLongLong(i64)",
+    "declare void @Py_IncRef(ptr)",
+    "declare ptr @PyObject_Vectorcall(ptr, ptr, i64, ptr)",
+    "@_Py_NoneStruct = external global i8",
+    "@_Py_TrueStruct = external global i8",
+    "@_Py_FalseStruct = external global i8",
+    f"@{FALLBACK_GLOBAL} = global ptr null",
+]
+
+
+def _wrapper(kinds: Sequence[ArgKind], body: list[str]) -> list[str]:
+    """The CPython function ``arrjit_entry`` running ``body`` when it is given as many
+    arguments as ``kinds``, else its fallback."""
+    return [
         f"define ptr @{WRAPPER_NAME}(ptr %self, ptr %args, i64 %nargs) {{",
         "entry:",
         "  %ret = alloca [2 x i64], align 8",
@@ -152,7 +145,115 @@ def render_wrapper(symbol: str | None, kinds: Sequence[ArgKind], returns: str,
         "ptr null)",
         "  ret ptr %result",
         "}",
-        ""])
+        ""]
+
+
+def render_wrapper(symbol: str | None, kinds: Sequence[ArgKind], returns: str,
+                   nogil: bool) -> str:
+    """LLVM IR of the CPython wrapper ``arrjit_entry`` around numba's native ``symbol``, or,
+    for ``symbol=None``, around the function whose address is stored in ``arrjit_target``
+    (a function numba has compiled in this process)."""
+    body, flat = _unpack(kinds)
+    callee = f'@"{symbol}"' if symbol is not None else "%target"
+    call = f"  %status = call i32 {callee}(ptr %ret, ptr %exc, {', '.join(flat)})"
+    body += ["  %ts = call ptr @PyEval_SaveThread()", call,
+             "  call void @PyEval_RestoreThread(ptr %ts)"] if nogil else [call]
+    body += ["  %ok = icmp eq i32 %status, 0",
+             "  br i1 %ok, label %done, label %fallback", "done:"]
+    body += _box_result(returns)
+    flat_types = ", ".join(flat_kinds(kinds))
+    if symbol is not None:
+        target = [f"declare i32 @\"{symbol}\"(ptr, ptr, {flat_types})"]
+    else:
+        target = [f"@{TARGET_GLOBAL} = global ptr null"]
+        body.insert(0, f"  %target = load ptr, ptr @{TARGET_GLOBAL}")
+    return "\n".join([*_PYTHON_API, *target, "", *_wrapper(kinds, body)])
+
+
+PARALLEL_FOR = "numba_parallel_for"   # numba's threading layer (``numba.np.ufunc.parallel``)
+MAX_THREADS = 1024
+
+
+def render_parallel_wrapper(kinds: Sequence[ArgKind], thread_arg: int) -> str:
+    """LLVM IR of a CPython wrapper that runs the function at ``arrjit_target`` once per
+    thread through numba's threading layer: argument ``thread_arg`` (an integer) is replaced
+    by the thread's number ``t``, for ``t`` in ``range(threads)`` where ``threads`` is the
+    argument after it (at most ``MAX_THREADS``). The GIL is released throughout; the wrapper
+    returns how many of the runs ended with an error status.
+
+    ``numba_parallel_for(fn, args, dims, steps, data, inner_ndim, array_count, threads)``
+    calls ``fn(args', dims', steps, data)`` on its threads for slices of ``range(dims[0])``,
+    each ``args'[0]`` pointing at the slice's first element of ``args[0]`` (``steps[0]``
+    bytes apart): here the thread numbers, a constant table; ``data`` holds the unpacked
+    arguments, after a count of failed runs."""
+    body, flat = _unpack(kinds)
+    types = flat_kinds(kinds)
+    at = sum(len(flat_kinds([k])) for k in kinds[:thread_arg])   # flat position of ``t``
+    threads = flat[at + 1].split()[1]
+    body += [f"  %ctx = alloca [{len(flat) + 1} x i64], align 8", "  store i64 0, ptr %ctx"]
+    for j, value in enumerate(flat):
+        body += [f"  %ctx.{j} = getelementptr i64, ptr %ctx, i64 {j + 1}",
+                 f"  store {value}, ptr %ctx.{j}"]
+    body += ["  %argv = alloca ptr, align 8",
+             "  store ptr @arrjit_thread_numbers, ptr %argv",
+             "  %dims = alloca [2 x i64], align 8",
+             "  store [2 x i64] [i64 0, i64 1], ptr %dims",
+             f"  store i64 {threads}, ptr %dims",
+             "  %steps = alloca i64, align 8",
+             "  store i64 8, ptr %steps",
+             f"  %threads32 = trunc i64 {threads} to i32",
+             "  %ts = call ptr @PyEval_SaveThread()",
+             f"  call void @{PARALLEL_FOR}(ptr @arrjit_thread, ptr %argv, ptr %dims, "
+             "ptr %steps, ptr %ctx, i64 1, i64 1, i32 %threads32)",
+             "  call void @PyEval_RestoreThread(ptr %ts)",
+             "  %failed = load atomic i64, ptr %ctx seq_cst, align 8",
+             "  store i64 %failed, ptr %ret",
+             "  br label %done", "done:", *_box_result("int64")]
+    loads, args = [], []
+    for j, kind in enumerate(types):
+        loads += [f"  %f{j}.at = getelementptr i64, ptr %data, i64 {j + 1}",
+                  f"  %f{j} = load {kind}, ptr %f{j}.at"]
+        args.append("i64 %t" if j == at else f"{kind} %f{j}")
+    numbers = ", ".join(f"i64 {t}" for t in range(MAX_THREADS))
+    thread = [
+        "define internal void @arrjit_thread(ptr %argv, ptr %dims, ptr %steps, ptr %data) {",
+        "entry:",
+        "  %ret = alloca [2 x i64], align 8",
+        "  %exc = alloca ptr, align 8",
+        f"  %target = load ptr, ptr @{TARGET_GLOBAL}",
+        "  %numbers = load ptr, ptr %argv",
+        "  %count = load i64, ptr %dims",
+        "  %step = load i64, ptr %steps",
+        *loads,
+        "  br label %head",
+        "head:",
+        "  %i = phi i64 [0, %entry], [%i.next, %tail]",
+        "  %more = icmp slt i64 %i, %count",
+        "  br i1 %more, label %body, label %exit",
+        "body:",
+        "  %offset = mul i64 %i, %step",
+        "  %t.at = getelementptr i8, ptr %numbers, i64 %offset",
+        "  %t = load i64, ptr %t.at",
+        "  store ptr null, ptr %exc",
+        f"  %status = call i32 %target(ptr %ret, ptr %exc, {', '.join(args)})",
+        "  %bad = icmp ne i32 %status, 0",
+        "  br i1 %bad, label %fail, label %tail",
+        "fail:",
+        "  %old = atomicrmw add ptr %data, i64 1 seq_cst",
+        "  br label %tail",
+        "tail:",
+        "  %i.next = add i64 %i, 1",
+        "  br label %head",
+        "exit:",
+        "  ret void",
+        "}",
+        ""]
+    return "\n".join([
+        *_PYTHON_API,
+        f"@{TARGET_GLOBAL} = global ptr null",
+        f"@arrjit_thread_numbers = internal constant [{MAX_THREADS} x i64] [{numbers}]",
+        f"declare void @{PARALLEL_FOR}(ptr, ptr, ptr, ptr, ptr, i64, i64, i32)",
+        "", *thread, *_wrapper(kinds, body)])
 
 
 def _array_fields(i: int, ndim: int) -> list[str]:

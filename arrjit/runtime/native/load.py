@@ -88,7 +88,11 @@ def load(path: Path, fallback: Callable) -> Callable | None:
         return None
     if not _resolve(record["objects"], set(record["unreached"])):
         return None
-    return _function(_link(record["objects"]), record["name"], fallback, {})
+    engine = _link(record["objects"])
+    function = _function(engine, record["name"], fallback, {})
+    if function is not None and record.get("symbol"):
+        _targets[id(function)] = engine.get_function_address(record["symbol"])
+    return function
 
 
 def bind(address: int, kinds: Sequence[abi.ArgKind], returns: str, nogil: bool,
@@ -105,12 +109,43 @@ def bind(address: int, kinds: Sequence[abi.ArgKind], returns: str, nogil: bool,
         if not _resolve([wrapper], set()):
             return None
         _indirect_wrappers[key] = wrapper
-    return _function(_link([wrapper]), name, fallback, {abi.TARGET_GLOBAL: address}, keep)
+    function = _function(_link([wrapper]), name, fallback, {abi.TARGET_GLOBAL: address}, keep)
+    if function is not None:
+        _targets[id(function)] = address
+    return function
+
+
+def bind_parallel(function: Callable, kinds: Sequence[abi.ArgKind],
+                  thread_arg: int) -> Callable | None:
+    """A CPython function running the native code behind ``function`` (an entry of this
+    module, taking arguments of ``kinds``) once per thread through numba's threading layer
+    (``abi.render_parallel_wrapper``; launched by the caller). None when ``function`` is not
+    such an entry."""
+    address, kept = _targets.get(id(function)), _alive.get(id(function))
+    if address is None or kept is None or kept[0] is not function:
+        return None
+    key = (tuple(kinds), thread_arg)
+    wrapper = _parallel_wrappers.get(key)
+    if wrapper is None:
+        wrapper = compile_wrapper(abi.render_parallel_wrapper(kinds, thread_arg))
+        if not _resolve([wrapper], set()):
+            return None
+        _parallel_wrappers[key] = wrapper
+
+    def wrong_arity(*args: Any) -> None:
+        raise TypeError(f"arrjit: a parallel entry takes {len(kinds)} arguments, "
+                        f"not {len(args)}")
+
+    return _function(_link([wrapper]), "parallel", wrong_arity,
+                     {abi.TARGET_GLOBAL: address}, function)
 
 
 # Wrapper objects that call through ``arrjit_target``, by ABI: the same machine code for
 # every function of that ABI, so each is emitted (and its symbols resolved) once per process.
 _indirect_wrappers: dict[tuple, bytes] = {}
+_parallel_wrappers: dict[tuple, bytes] = {}
+# The native function behind each entry: its machine code address, by id of the entry.
+_targets: dict[int, int] = {}
 
 
 def _link(objects: Sequence[bytes]) -> Any:

@@ -52,7 +52,8 @@ def store(path: Path, overload: Any, args: Sequence[Any], nogil: bool) -> bool:
     if any(read_symbols(o) is None for o in objects):   # the loader reads ELF only
         return False
     record = {"format": FORMAT, "objects": objects, "digest": objects_digest(objects),
-              "unreached": sorted(unreached), "name": overload.fndesc.qualname}
+              "unreached": sorted(unreached), "name": overload.fndesc.qualname,
+              "symbol": symbol}
     _write_atomically(path, pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
     return True
 
