@@ -172,8 +172,8 @@ class NativeSegment:
         elif call.splitting is not None:
             chunks = min(CHUNKS_PER_THREAD * threads, call.splitting.extent)
             self._run_split(call, call.splitting, bufs, chunks, threads)
-        elif not run_chunks(call.worker, args, extent, min(CHUNKS_PER_THREAD * threads, extent),
-                            threads):
+        elif not run_chunks(call.worker, args, extent,
+                            min(_chunks_per_thread(call) * threads, extent), threads):
             call.entry(*args, 0, extent)   # raises the error a chunk met
 
 
@@ -254,6 +254,16 @@ _QUIET_BELL = np.zeros(1, np.int64)   # a serial run's bell: no helper listens t
 # here). Softmax 4096x1024 float32 with 2 threads: 1.9 ms with one chunk per thread handed out
 # in Python, 1.6 ms with 4 per thread, 1.5 ms with 16.
 CHUNKS_PER_THREAD = 16
+
+
+# A kernel in column order split by its columns reads a run of each row per chunk: many small
+# chunks read rows piecemeal (16 a thread over 1024 float64 columns: 40 bytes), one slab a
+# thread reads the longest runs.
+CHUNKS_PER_THREAD_IN_COLUMNS = 1
+
+
+def _chunks_per_thread(call: KernelCall) -> int:
+    return CHUNKS_PER_THREAD_IN_COLUMNS if call.rendered.column_order else CHUNKS_PER_THREAD
 
 
 def _worker_tail() -> list:

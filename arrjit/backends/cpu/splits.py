@@ -4,7 +4,10 @@ the epilogue and the stores (``<name>_finish``).
 
 Two kinds split: a full reduction (no outer loop; a scalar partial per chunk) and a reduction
 over leading axes rendered in column order (``columns``: a partial per chunk and column, the
-chunks taken over the rows), when its columns are few enough for the partials to stay small.
+chunks taken over the rows), when its columns are few enough for the partials to stay small
+and its folds are exact in any grouping (extremes, logic, integers): a column's float sum
+keeps NumPy's row-by-row order, so such a kernel splits its columns instead, one contiguous
+slab a thread (``segments.CHUNKS_PER_THREAD_IN_COLUMNS``).
 """
 from __future__ import annotations
 
@@ -12,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.rules import ARG_REDUCTIONS
-from ...passes.kernel import Kernel
+from ...core.rules import ARG_REDUCTIONS, REDUCTION_RULES
+from ...passes.kernel import Kernel, Reduce
 from .access import ParamTable
 from .codegen import (REDUCTION_OPTIONS, RenderedKernel, array_names, flat_entry, not_flat,
                       render_passes)
@@ -40,9 +43,17 @@ def split_of(kernel: Kernel, rendered: RenderedKernel) -> Split | None:
     if kernel.n_outer == 0:
         return Split(False, kernel.sizes[0], 1)
     if rendered.column_order and kernel.sizes[0] <= MAX_ROW_SPLIT_COLUMNS \
-            and kernel.sizes[1] >= 2:
+            and kernel.sizes[1] >= 2 and all(_exact(r) for r in kernel.reductions):
         return Split(True, kernel.sizes[1], kernel.sizes[0])
     return None
+
+
+def _exact(r: Reduce) -> bool:
+    """Whether folding ``r`` in chunks gives the running fold's result exactly: extremes and
+    logic always, sums and products of integers (modular arithmetic is associative); a float
+    sum would round differently from NumPy's row-by-row sum."""
+    update = REDUCTION_RULES[r.op].update
+    return update in ("max", "min", "and", "or") or r.acc_dtype.kind in "iub"
 
 
 def partial_arrays(kernel: Kernel) -> list[tuple[str, np.dtype]]:
