@@ -36,8 +36,8 @@ from .passes.lower import lower
 from .plan import Plan, build_plan
 from .runtime import compile as compiler, pool as buffers
 from .runtime.compile import CompileStats
-from . import tiers
-from .signature import (KEY_FLAGS, PYTHON_SCALARS, ArgumentBinding, Default, as_array, leaf_aval,
+from . import hotpath, tiers
+from .signature import (PYTHON_SCALARS, ArgumentBinding, Default, as_array, leaf_aval,
                         unwrap)
 
 logger = logging.getLogger("arrjit")
@@ -90,7 +90,7 @@ class Jitted(ArgumentBinding):
         self._warned_retrace = False
         self._hits = self._misses = self._traces = 0
         self._stats = CompileStats()
-        self._fast_hit = _make_fast_hit(self) if (
+        self._fast_hit = hotpath.make_fast_hit(self) if (
             self._fast_arity > 0 and not self._static_positions and self._fast_arity <= 16
         ) else None
         _all_jitted.add(self)
@@ -99,7 +99,7 @@ class Jitted(ArgumentBinding):
     def __call__(self, *args, **kwargs):
         if self._fast_hit is not None and not kwargs and len(args) == self._fast_arity:
             out = self._fast_hit(args)
-            if out is not _NOT_FAST:
+            if out is not hotpath.NOT_FAST:
                 return out
         if current_trace() is not None:
             return self._fun(*args, **kwargs)  # jit inside jit: trace through
@@ -258,7 +258,7 @@ class Jitted(ArgumentBinding):
         native = (self._stats.compile_seconds - before[0]) + (self._stats.load_seconds - before[1])
         self._last_times = {"trace": t1 - t0, "fuse": t2 - t1,
                             "codegen": t3 - t2 + max(0.0, t4 - t3 - native)}
-        run = executable.fast_run if not convert else None
+        run = hotpath.runner(executable, leaves, convert, self._backend.name == "cpu")
         return _Entry(plan, executable, lowered.graph, out_tree, convert, single, run)
 
     def _miss(self, key, values: Sequence, leaves: list) -> _Entry:
@@ -400,37 +400,6 @@ _collection_handlers: list[tuple[Callable[[Any], bool], Callable]] = []
 
 def register_collection(claims: Callable[[Any], bool], handler: Callable) -> None:
     _collection_handlers.append((claims, handler))
-
-
-_NOT_FAST = object()
-
-
-def _make_fast_hit(jitted: "Jitted") -> Callable:
-    """The hot path for a call whose arguments are all ndarrays and whose entry is cached
-    with a generated runner: key, look up, run, in one function without loops. Anything
-    else returns ``_NOT_FAST`` (the general path handles it)."""
-    n = jitted._fast_arity
-    names = [f"a{k}" for k in range(n)]
-    checks = " and ".join(f"type({a}) is ndarray" for a in names)
-    key = ", ".join(f"({a}.dtype, {a}.shape, {a}.flags.num & {KEY_FLAGS})" for a in names)
-    source = "\n".join([
-        "def fast_hit(args):",
-        f"    {', '.join(names)}, = args",
-        f"    if {checks}:",
-        f"        key = ({key},)",
-        "        entry = get(key)",
-        "        if entry is not None and entry.run is not None:",
-        "            jitted._hits += 1",
-        "            move_to_end(key)",
-        "            outs = entry.run(args)",
-        "            return outs[0] if entry.single_output else unflatten(entry.out_tree, outs)",
-        "    return NOT_FAST",
-    ])
-    namespace = {"ndarray": np.ndarray, "get": jitted._cache.get, "jitted": jitted,
-                 "move_to_end": jitted._cache.move_to_end,
-                 "unflatten": unflatten, "NOT_FAST": _NOT_FAST}
-    exec(compile(source, f"<arrjit fast path of {jitted._name}>", "exec"), namespace)
-    return namespace["fast_hit"]
 
 
 def jit(fun: Callable | None = None, *, static_argnums=None, static_argnames=None,

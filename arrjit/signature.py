@@ -24,6 +24,9 @@ from .core.tree import flatten_with_paths
 
 KEY_FLAGS = 0x1 | 0x100 | 0x400  # C_CONTIGUOUS | ALIGNED | WRITEABLE: what numba types see
 PYTHON_SCALARS = (bool, int, float, complex)
+# Scalar arguments key and flatten without the pytree walk: one leaf each.
+SCALAR_LEAVES = frozenset({*PYTHON_SCALARS, *(np.dtype(c).type for c in "?bBhHiIlLqQefdgFDG")})
+LEAF_TREE = flatten_with_paths(0.0)[2]
 
 
 class _Missing:
@@ -208,6 +211,9 @@ class ArgumentBinding:
                 leaves.append(v)
             elif type(v) is Default:
                 parts.append(v)
+            elif type(v) in SCALAR_LEAVES:     # a leaf as ``flatten_with_paths`` gives it
+                parts.append((LEAF_TREE, (leaf_key(v),)))
+                leaves.append(v)
             else:
                 l, _, tree = flatten_with_paths(v)
                 parts.append((tree, tuple(leaf_key(x) for x in l)))

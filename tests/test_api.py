@@ -342,3 +342,21 @@ def test_created_arrays_inside_jit_are_traced_and_have_at():
                                                      square + np.identity(4) + np.tri(4))):
         assert_same(out, ref)
     assert type(anp.arange(3)) is np.ndarray       # outside jit: NumPy's arrays
+
+
+def test_the_hot_path_takes_scalar_arguments_keyed_as_the_general_path():
+    """Python and NumPy scalars take the generated hot path (0-d arrays for the runner) and
+    share the general path's cache entries; other leaves fall back to it."""
+    f = arrjit.jit(lambda x, a, b: x * a + b)
+    not_fast = f._fast_hit.__globals__["NOT_FAST"]   # the module's, however it was imported
+    x = np.arange(4.0)
+    assert_same(f(x, 2.0, np.float32(1.0)), x * 2.0 + np.float32(1.0))   # compiles
+    traces = f.cache_info().traces
+    assert_same(f._fast_hit((x, 3.0, np.float32(2.0))), x * 3.0 + 2.0)
+    assert_same(f(x, 5, np.float32(1.0)), x * 5 + np.float32(1.0))       # an int: new entry
+    assert f._fast_hit((x, 6, np.float32(0.0))) is not not_fast
+    assert f._fast_hit((x, [2.0], np.float32(1.0))) is not_fast   # a list
+    assert f._fast_hit((x[::2], 2.0, np.float32(1.0))) is not_fast  # converts first
+    assert_same(f(x[::2], 2.0, np.float32(1.0)), x[::2] * 2.0 + 1.0)
+    assert f.cache_info().traces == traces + 2
+    assert_same(f(x, np.float64(2.0), True), x * 2.0 + 1.0)

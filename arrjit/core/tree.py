@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable
 
 # type -> (to_children(obj) -> (children, aux), from_children(aux, children) -> obj)
@@ -79,6 +80,10 @@ class TreeDef:
                 and _same_aux(self.aux, other.aux))
 
     def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:   # computed once: structures key every call's cache lookup
         return hash((self.kind, _aux_hash(self.aux), self.children))
 
     def unflatten(self, leaves) -> Any:

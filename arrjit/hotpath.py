@@ -1,0 +1,64 @@
+"""The hot path of a jitted call whose arguments are each an array or a scalar and whose
+signature is compiled with a generated runner: key, look up, run, in one generated function
+without loops. Anything else returns ``NOT_FAST`` and takes the general path.
+
+>>> import numpy as np, arrjit
+>>> f = arrjit.jit(lambda x, a: x * a)
+>>> _ = f(np.ones(2), 2.0)                   # the first call compiles, on the general path
+>>> f._fast_hit((np.ones(2), 3.0))
+array([3., 3.])
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
+
+from .core.tree import unflatten
+from .signature import KEY_FLAGS, LEAF_TREE, SCALAR_LEAVES, as_array, leaf_key
+
+if TYPE_CHECKING:
+    from .api import Jitted
+
+NOT_FAST = object()
+
+
+def make_fast_hit(jitted: "Jitted") -> Callable:
+    """The generated hot path of ``jitted`` (``jitted._fast_arity`` positional arguments).
+    An array keys by dtype, shape and layout flags; a Python or NumPy scalar as the general
+    path keys it (``signature._key``) and becomes a 0-d array."""
+    n = jitted._fast_arity
+    names = [f"a{k}" for k in range(n)]
+    lines = ["def fast_hit(args):", f"    {', '.join(names)}, = args"]
+    for a in names:
+        lines += [f"    if type({a}) is ndarray:",
+                  f"        k_{a} = ({a}.dtype, {a}.shape, {a}.flags.num & {KEY_FLAGS})",
+                  f"    elif type({a}) in SCALARS:",
+                  f"        k_{a} = (LEAF, (leaf_key({a}),))",
+                  f"        {a} = as_array({a})",
+                  "    else:",
+                  "        return NOT_FAST"]
+    lines += [f"    key = ({', '.join(f'k_{a}' for a in names)},)",
+              "    entry = get(key)",
+              "    if entry is None or entry.run is None:",
+              "        return NOT_FAST",
+              "    jitted._hits += 1",
+              "    move_to_end(key)",
+              f"    outs = entry.run(({', '.join(names)},))",
+              "    return outs[0] if entry.single_output else unflatten(entry.out_tree, outs)"]
+    namespace = {"ndarray": np.ndarray, "get": jitted._cache.get, "jitted": jitted,
+                 "move_to_end": jitted._cache.move_to_end, "unflatten": unflatten,
+                 "NOT_FAST": NOT_FAST, "SCALARS": SCALAR_LEAVES, "LEAF": LEAF_TREE,
+                 "leaf_key": leaf_key, "as_array": as_array}
+    exec(compile("\n".join(lines), f"<arrjit fast path of {jitted._name}>", "exec"), namespace)
+    return namespace["fast_hit"]
+
+
+def runner(executable: Any, leaves: Sequence, convert: Sequence[int],
+           host: bool) -> Callable | None:
+    """The generated runner the hot path may call for a signature: the executable's own, when
+    the only leaves it must convert are scalars (the hot path turns those into 0-d arrays)
+    and the backend runs on host arrays (``host``)."""
+    if any(type(leaves[i]) not in SCALAR_LEAVES for i in convert) or (convert and not host):
+        return None
+    return executable.fast_run
