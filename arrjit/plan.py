@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Callable, Sequence, Union
 
 import numpy as np
@@ -79,6 +80,38 @@ class LoopStep:
 Step = Union[KernelStep, LibraryStep, LoopStep]
 
 
+class OutputKind(Enum):
+    SLOT = "slot"          # a slot's buffer
+    VIEW = "view"          # a slot's buffer reshaped
+    CONSTANT = "constant"  # a constant array, copied on every return
+
+
+@dataclass(frozen=True)
+class PlanOutput:
+    """One result of a plan: a slot's buffer, viewed in another shape or not, or a constant.
+
+    >>> PlanOutput.view(3, (2, 2)).kind, PlanOutput.of_slot(1).slot
+    (<OutputKind.VIEW: 'view'>, 1)
+    """
+
+    kind: OutputKind
+    slot: int = -1                          # SLOT, VIEW
+    shape: tuple[int, ...] = ()             # VIEW: the shape the buffer is viewed as
+    value: np.ndarray | None = None         # CONSTANT
+
+    @staticmethod
+    def of_slot(slot: int) -> "PlanOutput":
+        return PlanOutput(OutputKind.SLOT, slot)
+
+    @staticmethod
+    def view(slot: int, shape: tuple[int, ...]) -> "PlanOutput":
+        return PlanOutput(OutputKind.VIEW, slot, shape)
+
+    @staticmethod
+    def constant(value: np.ndarray) -> "PlanOutput":
+        return PlanOutput(OutputKind.CONSTANT, value=value)
+
+
 @dataclass
 class Plan:
     n_inputs: int
@@ -86,8 +119,7 @@ class Plan:
     slot_avals: list[Aval]                  # the shape and dtype of every slot
     steps: list[Step]
     memory: list[StepMemory]                # per step: allocations before, releases after
-    outputs: list[tuple[str, Any]]  # ("slot", index), ("view", (index, shape)): that slot's
-                                    # buffer reshaped, or ("const", array)
+    outputs: list[PlanOutput]
     donated_inputs: dict[int, int] = field(default_factory=dict)  # input index -> output slot
 
     @property
@@ -146,15 +178,15 @@ def build_plan(lowered: Lowered, *, donate: Sequence[int] = (),
                                      donations.scatters.get(k, -1),
                                      fused_step.perms, k in in_place))
 
-    outputs: list[tuple[str, Any]] = []
+    outputs: list[PlanOutput] = []
     for v in graph.outputs:
         node = producer.get(v)
         if node is not None and node.op is Op.CONST:
-            outputs.append(("const", node.param["value"].array))  # copied on every return
+            outputs.append(PlanOutput.constant(node.param["value"].array))
         else:
-            outputs.append(("slot", slot[v]) if v.shape == slot_avals[slot[v]].shape else
-                           ("view", (slot[v], v.shape)))
-    keep = {ref if kind == "slot" else ref[0] for kind, ref in outputs if kind != "const"}
+            outputs.append(PlanOutput.of_slot(slot[v]) if v.shape == slot_avals[slot[v]].shape
+                           else PlanOutput.view(slot[v], v.shape))
+    keep = {o.slot for o in outputs if o.kind is not OutputKind.CONSTANT}
     pinned = frozenset(slot[fused[k].node.inputs[0]] for k in in_place)  # type: ignore[union-attr]
     memory = plan_buffers([[s] for s in fused], slot, keep, donations.outputs, pinned)
     donated_inputs = {i: slot[o] for o, i in donations.outputs.items()}

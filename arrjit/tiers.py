@@ -18,7 +18,7 @@ import numpy as np
 
 from .core import interpret
 from .core.ir import Graph
-from .plan import Plan, aliased_donors
+from .plan import OutputKind, Plan, aliased_donors
 
 MODES = ("auto", "eager", "background")
 
@@ -100,8 +100,8 @@ def interpret_plan(plan: Plan, graph: Graph, leaves: Sequence[np.ndarray]) -> li
     for i, out_slot in plan.donated_inputs.items():
         if i in skip:
             continue
-        for k, (kind, ref) in enumerate(plan.outputs):
-            if kind == "slot" and ref == out_slot:
+        for k, out in enumerate(plan.outputs):
+            if out.kind is OutputKind.SLOT and out.slot == out_slot:
                 np.copyto(leaves[i], outs[k])
                 outs[k] = leaves[i]
                 break

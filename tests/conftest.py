@@ -1,24 +1,4 @@
-import atexit
-import os
-import shutil
-import tempfile
 import warnings
-
-# Tests never touch the user's cache: one private temporary cache per test process. Under
-# pytest-xdist the workers inherit the controller's environment, so the marker says the
-# directory was ours to replace: each worker gets a fresh one (compile counts need it).
-if "ARRJIT_CACHE_DIR" not in os.environ or os.environ.get("ARRJIT_TEST_PRIVATE_CACHE"):
-    os.environ["ARRJIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="arrjit-test-cache-")
-    os.environ["ARRJIT_TEST_PRIVATE_CACHE"] = "1"
-    atexit.register(shutil.rmtree, os.environ["ARRJIT_CACHE_DIR"], ignore_errors=True)
-# The tests describe the default entry points (arrjit's wrapper, native entries); the tests of
-# numba's own entries and cache set ARRJIT_NATIVE_ENTRIES=0 in their processes.
-os.environ.pop("ARRJIT_NATIVE_ENTRIES", None)
-# Test processes already fill the cores (pytest-xdist): they compile without compile workers,
-# except the tests of the workers themselves (tests/test_compile_workers.py).
-os.environ.setdefault("ARRJIT_COMPILE_WORKERS", "0")
-# Every graph that enters the passes is checked (SSA form, order, avals): ``core.verify``.
-os.environ.setdefault("ARRJIT_VERIFY_IR", "1")
 
 import numpy as np
 import pytest

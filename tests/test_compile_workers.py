@@ -110,3 +110,21 @@ def test_without_the_disk_cache_nothing_is_handed_to_the_workers(one_worker):
         arrjit.config.update("disable_disk_cache", False)
     assert compile_ahead(several.segments, examples)
     assert one_worker.drain(timeout=300)
+
+
+def test_without_native_entries_no_job_is_handed_out(tmp_path):
+    """Workers hand over native entries; with numba's own entries (``native_entries`` off, or
+    a numba the wrapper was not tested with) the caller compiles alone."""
+    x = np.linspace(-1, 1, 100)
+    executable = _uncompiled_executable(three_kernels, x)
+    examples = example_buffers(executable.plan)
+    arrjit.config.update("cache_dir", str(tmp_path))
+    arrjit.config.update("compile_workers", 1)
+    native = arrjit.config.native_entries
+    try:
+        arrjit.config.update("native_entries", False)
+        assert not compile_ahead(executable.segments, examples)
+    finally:
+        arrjit.config.update("native_entries", native)
+        arrjit.config.update("compile_workers", 0)
+        arrjit.config.update("cache_dir", "")

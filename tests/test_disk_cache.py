@@ -93,6 +93,7 @@ def test_second_process_compiles_nothing(tmp_path):
     assert oct(tmp_path.stat().st_mode & 0o777) in ("0o700", oct(tmp_path.stat().st_mode & 0o777))
 
 
+@pytest.mark.native_entries
 def test_concurrent_processes_compile_once(tmp_path):
     env = dict(os.environ, ARRJIT_CACHE_DIR=str(tmp_path))
     procs = [subprocess.Popen([sys.executable, "-c", CHILD], env=env, stdout=subprocess.PIPE,
@@ -169,6 +170,7 @@ CORRUPTIONS = {
 }
 
 
+@pytest.mark.native_entries
 @pytest.mark.parametrize("mode", sorted(CORRUPTIONS))
 def test_corrupt_entry_is_a_miss_with_one_warning_then_repaired(tmp_path, mode):
     env = NUMBA_ENTRIES if mode.startswith(("index", "code")) else None
@@ -182,6 +184,7 @@ def test_corrupt_entry_is_a_miss_with_one_warning_then_repaired(tmp_path, mode):
     assert repaired == {"ok": True, "compiles": 0, "disk_hits": 1, "warnings": []}
 
 
+@pytest.mark.native_entries
 def test_entries_are_stored_natively_or_by_numba_not_both(tmp_path):
     """An entry compiled without numba's wrapper is stored natively only (numba's cache would
     hold a second copy); with native entries off, numba's cache holds it."""
@@ -259,6 +262,7 @@ def test_eviction_keeps_the_cache_under_its_cap(tmp_path):
     assert 0 < capped["entries"] < 4 and capped["bytes"] <= cap
 
 
+@pytest.mark.native_entries
 def test_cli_info_prune_clear(tmp_path):
     run_child(tmp_path, code=MANY)
     env = dict(os.environ, ARRJIT_CACHE_DIR=str(tmp_path))

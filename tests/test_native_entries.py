@@ -1,4 +1,4 @@
-"""Native entries (``runtime.native``): compiled functions stored with their own CPython
+"""Native entries (``backends.cpu.native``): compiled functions stored with their own CPython
 wrapper, loaded by a later process without importing numba."""
 import json
 import os
@@ -14,9 +14,9 @@ import pytest
 import arrjit
 from arrjit.runtime import cache as disk
 from arrjit.runtime import compile as compiler
-from arrjit.runtime import entries
-from arrjit.runtime.native import abi, load, store
-from arrjit.runtime.native.objects import read_symbols
+from arrjit.backends.cpu import entries
+from arrjit.backends.cpu.native import abi, load, store
+from arrjit.backends.cpu.native.objects import read_symbols
 
 SOURCE = textwrap.dedent('''
     import numpy as np
@@ -270,7 +270,7 @@ def test_a_disk_warm_process_runs_without_importing_numba(tmp_path):
 def test_untested_numba_versions_get_numba_s_own_entries(private_cache, monkeypatch):
     """The wrapper reads numba's internals: with a numba outside ``TESTED_NUMBA`` every entry
     is numba's own, and kernels still run."""
-    from arrjit.runtime import native
+    from arrjit.backends.cpu import native
 
     monkeypatch.setattr(disk, "installed_version", lambda package: "0.99.0")
     native.numba_tested.cache_clear()
@@ -291,13 +291,16 @@ def test_untested_numba_versions_get_numba_s_own_entries(private_cache, monkeypa
 
 
 def test_entry_tests_pass_with_native_entries_off():
-    """The tests that compile, cache, thread and call entries, with numba's entries only."""
+    """The tests that compile, cache, thread and call entries, with numba's entries only
+    (compile workers hand over native entries: without them the caller compiles alone)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, ARRJIT_NATIVE_ENTRIES="0")
+    env = dict(os.environ, ARRJIT_TEST_NATIVE_ENTRIES="0")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
-         "tests/test_disk_cache.py", "tests/test_threads.py", "tests/test_compile_workers.py",
-         "tests/test_pool.py", "tests/test_tiers.py"],
+         "-m", "not native_entries",
+         "tests/test_disk_cache.py", "tests/test_threads.py", "tests/test_pool.py",
+         "tests/test_tiers.py", "tests/test_api.py",
+         "tests/test_compile_workers.py::test_without_native_entries_no_job_is_handed_out"],
         cwd=root, env=env, capture_output=True, text=True, timeout=900)
     summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]

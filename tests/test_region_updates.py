@@ -235,7 +235,7 @@ def test_an_output_reshaping_a_buffer_of_its_own_is_a_view_of_it(threads, reques
     jitted = arrjit.jit(grid)
     plan = jitted.lower(x)._entry.executable.plan
     # (x * 2.0).reshape is computed in its own shape: no buffer of x * 2 to view
-    assert [kind for kind, _ in plan.outputs] == ["view", "slot", "slot"]
+    assert [o.kind.value for o in plan.outputs] == ["view", "slot", "slot"]
     assert all(v.shape != (1600, 3) for s in plan.steps for v in s.kernel.writes)  # no copy
     want = np.zeros((40, 40, 3))
     want[:, :, 0] = x.reshape(-1, 1)

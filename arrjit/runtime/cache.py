@@ -6,7 +6,7 @@ Layout under the cache root (``platformdirs`` user cache dir, ``ARRJIT_CACHE_DIR
     <root>/<environment hash>/m_<entry hash>.py      generated module (numba ``cache=True``)
     <root>/<environment hash>/__pycache__/...        numba's index (.nbi) and code (.nbc)
     <root>/<environment hash>/native/m_<entry hash>.<function>.<types hash>
-                                                      native entries (``runtime.native``)
+                                                      native entries (``backends.cpu.native``)
     <root>/<environment hash>/used/<entry hash>       touched on every load (LRU order)
     <root>/<environment hash>/locks/<entry hash>.lock first-compile lock (filelock)
 

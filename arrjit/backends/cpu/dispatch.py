@@ -1,7 +1,7 @@
 """Native parallel dispatch: a chunked kernel's worker run on numba's threading layer.
 
 One call from Python unpacks the worker's arguments, releases the GIL and hands the worker to
-numba's ``parallel_for`` (``runtime.native.abi.render_parallel_wrapper``), whose threads run it
+numba's ``parallel_for`` (``native.abi.render_parallel_wrapper``), whose threads run it
 once each, as thread ``t`` of ``threads``; they return to their own pool when every chunk is
 done. No Python thread takes the GIL per call, and the threading layer's threads wait for the
 next region natively.
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ...config import config
-from ...runtime.native import abi
+from .native import abi
 
 # thread-safe layers of ``numba.config.THREADING_LAYER``
 SAFE_LAYERS = frozenset({"omp", "tbb"})
@@ -48,7 +48,7 @@ def threading_layer() -> str:
 
 
 def _launch() -> str:
-    from ...runtime.native import load, numba_tested
+    from .native import load, numba_tested
 
     if not (sys.platform.startswith("linux") and config.native_entries and load.usable()
             and numba_tested()):
@@ -98,7 +98,7 @@ def parallel_entry(worker: Callable, args: Sequence[Any]) -> Callable | None:
         return known[1] if threading_layer() else None
     entry = None
     kinds = abi.describe(args)
-    from ...runtime.native import load
+    from .native import load
 
     if config.native_threads and threading_layer() and kinds is not None \
             and load.is_native(worker):

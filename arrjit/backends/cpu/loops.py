@@ -12,7 +12,7 @@ import numpy as np
 
 from ...core.dtypes import Aval
 from ...core.ir import Op
-from ...plan import LoopStep
+from ...plan import LoopStep, OutputKind
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
 from . import drivers, indexing, products
@@ -151,7 +151,7 @@ def _obstacle(cond: "CpuExecutable", body: "CpuExecutable") -> str | None:
                 avals = ", ".join(str(executable.plan.slot_avals[s]) for s in seg.step.in_slots)
                 return (f"its {which} calls the library step {seg.step.node.op.value}({avals}), "
                         f"which the driver cannot run natively")
-        if any(kind != "slot" for kind, _ in executable.plan.outputs):
+        if any(o.kind is not OutputKind.SLOT for o in executable.plan.outputs):
             return f"its {which} returns a constant or passes an input through"
     return None
 
@@ -183,7 +183,7 @@ def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> "_NativeLoop":
         for k, c in enumerate(plan.constants):
             names[plan.n_inputs + k] = f"c{len(constants)}"
             constants.append(c)
-        outputs = [ref for _, ref in plan.outputs]
+        outputs = [o.slot for o in plan.outputs]
         for mem in executable.memory:
             for a in mem.allocs:
                 if which == 1 and a.slot in outputs:

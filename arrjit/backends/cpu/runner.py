@@ -16,13 +16,14 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...memory import StepMemory
-from ...plan import KernelStep, LoopStep, Plan, Step, aliased_donors
+from ...plan import KernelStep, LoopStep, OutputKind, Plan, Step, aliased_donors
 from ...runtime import cache as disk
 from ...runtime import pool as buffers
 from ...runtime import compile as compiler
 from ...runtime import workers
 from ...runtime.compile import CompileStats
 from . import codegen as cpu
+from . import entries
 from .loops import LoopSegment
 from .segments import KernelCall, LibrarySegment, NativeSegment, compile_in_worker
 from .target import cache_key_fields
@@ -130,9 +131,9 @@ class CpuExecutable:
                 segment(bufs)
             for sl in mem.release:
                 bufs[sl] = None
-        return [bufs[ref] if kind == "slot" else
-                bufs[ref[0]].reshape(ref[1]) if kind == "view" else np.array(ref)
-                for kind, ref in plan.outputs]
+        return [bufs[o.slot] if o.kind is OutputKind.SLOT else
+                bufs[o.slot].reshape(o.shape) if o.kind is OutputKind.VIEW else
+                np.array(o.value) for o in plan.outputs]
 
 
 # Uncached modules that are worth starting workers for: a worker needs about a second to start
@@ -147,8 +148,9 @@ def compile_ahead(segments: list, examples: list) -> bool:
     (``MODULES_TO_START_WORKERS``; a smaller program does not start them). True
     when some were handed over: the caller then compiles from the last one (the workers from
     the first) and loads what they have stored."""
-    if workers.worker_count() == 0 or disk.open_cache(cache_key_fields()) is None:
-        return False   # workers hand over through the disk cache
+    if workers.worker_count() == 0 or not entries.native_in_use() \
+            or disk.open_cache(cache_key_fields()) is None:
+        return False   # workers hand over native entries through the disk cache
     jobs = list({source: (source, specs) for seg in segments
                  if not isinstance(seg, LibrarySegment)
                  for source, specs in seg.jobs(examples)}.values())
@@ -211,14 +213,14 @@ def make_runner(executable: CpuExecutable) -> Callable | None:
         for sl in mem.release:
             lines.append(f"    {names[sl]} = None")
     results = []
-    for k, (kind, ref) in enumerate(plan.outputs):
-        if kind == "slot":
-            results.append(names[ref])
-        elif kind == "view":
-            ns[f"out_shape{k}"] = ref[1]
-            results.append(f"{names[ref[0]]}.reshape(out_shape{k})")
+    for k, out in enumerate(plan.outputs):
+        if out.kind is OutputKind.SLOT:
+            results.append(names[out.slot])
+        elif out.kind is OutputKind.VIEW:
+            ns[f"out_shape{k}"] = out.shape
+            results.append(f"{names[out.slot]}.reshape(out_shape{k})")
         else:
-            ns[f"out_const{k}"] = ref
+            ns[f"out_const{k}"] = out.value
             results.append(f"array(out_const{k})")
     lines.append(f"    return [{', '.join(results)}]")
     exec(compile("\n".join(lines), "<arrjit runner>", "exec"), ns)

@@ -14,7 +14,7 @@ from ...core import library
 from ...passes.kernel import Kernel
 from ...plan import LibraryStep
 from ...runtime import compile as compiler
-from ...runtime import entries
+from . import entries
 from ...runtime.compile import CompileStats
 from . import codegen as cpu
 from ...runtime import pool as buffers

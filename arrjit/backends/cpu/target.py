@@ -12,7 +12,7 @@ _fields: dict[str, Any] | None = None
 # the code that decides what generated source means (its edits invalidate cached entries)
 _GENERATOR_FILES = ("backends/source.py", "backends/cpu/codegen.py", "backends/cpu/expressions.py",
                     "backends/cpu/drivers.py", "backends/cpu/atomics.py", "passes/fuse.py",
-                    "passes/kernel.py", "runtime/compile.py", "runtime/entries.py",
+                    "passes/kernel.py", "runtime/compile.py", "backends/cpu/entries.py",
                     "core/special.py")
 # kernels inline the math library, so every one of its modules is part of the key
 _GENERATOR_FOLDERS = ("backends/cpu/mathlib",)

@@ -29,8 +29,8 @@ import time
 import numpy as np
 
 from ...runtime import compile as compiler
-from ...runtime import entries
-from ...runtime.native.abi import MAX_THREADS
+from . import entries
+from .native.abi import MAX_THREADS
 from . import dispatch, drivers
 from .drivers import STATE_ENTERED, STATE_ERROR, STATE_NEXT
 from ...config import config

@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from numba import cuda
 
-from ...plan import KernelStep, LoopStep, Plan, aliased_donors
+from ...plan import KernelStep, LoopStep, OutputKind, Plan, aliased_donors
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
 from .arrays import result
@@ -115,10 +115,10 @@ class CudaExecutable:
                 step(bufs)
             for sl in mem.release:
                 bufs[sl] = None
-        return [result(bufs[ref] if kind == "slot" else
-                       bufs[ref[0]].reshape(ref[1]) if kind == "view" else
-                       cuda.to_device(np.array(ref)))
-                for kind, ref in plan.outputs]
+        return [result(bufs[o.slot] if o.kind is OutputKind.SLOT else
+                       bufs[o.slot].reshape(o.shape) if o.kind is OutputKind.VIEW else
+                       cuda.to_device(np.array(o.value)))
+                for o in plan.outputs]
 
 
 def _reshaped(x: Any, shape: tuple[int, ...]) -> Any:

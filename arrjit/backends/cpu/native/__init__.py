@@ -15,7 +15,7 @@ TESTED_NUMBA = ((0, 68), (0, 68))   # the oldest and newest (major, minor) teste
 @lru_cache(maxsize=None)
 def numba_tested() -> bool:
     """Whether the installed numba is one the native ABI was tested with."""
-    from ..cache import installed_version
+    from ....runtime.cache import installed_version
 
     try:
         major, minor = (int(part) for part in installed_version("numba").split(".")[:2])

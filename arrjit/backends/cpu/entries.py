@@ -17,9 +17,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..config import config
-from . import cache as disk
-from . import compile as compiler
+from ...config import config
+from ...runtime import cache as disk
+from ...runtime import compile as compiler
 
 
 def entry_point(loaded: compiler.LoadedModule, function: str, args: Sequence[Any],
@@ -63,16 +63,24 @@ def compiled_already(loaded: compiler.LoadedModule, function: str, args: Sequenc
     return (path is not None and path.exists()) or compiler.in_numba_cache(loaded)
 
 
+def native_in_use() -> bool:
+    """Whether this process calls entries through arrjit's wrapper and stores them natively:
+    Linux (the wrappers are linked from ELF objects), ``config.native_entries``, a numba the
+    wrapper was tested with, and an ndarray layout it reads."""
+    if not sys.platform.startswith("linux") or not config.native_entries:
+        return False
+    from .native import load, numba_tested
+
+    return numba_tested() and load.usable()
+
+
 def _abi_key(args: Sequence[Any]) -> str | None:
     """The native ABI's name for ``args``, where this process runs arrjit's wrappers."""
-    if not sys.platform.startswith("linux") or not config.native_entries:
-        return None   # the wrappers are linked from ELF objects in this process
-    from .native import abi, load, numba_tested
-
-    if not numba_tested():
+    if not native_in_use():
         return None
-    key = abi.signature_key(args)
-    return key if key is not None and load.usable() else None
+    from .native import abi
+
+    return abi.signature_key(args)
 
 
 def _compile_wrapper_free(loaded: compiler.LoadedModule, function: str, args: Sequence[Any],
