@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, replace
+from enum import Enum
 from typing import Callable
 
 import numpy as np
@@ -142,7 +143,7 @@ def _block_lines(r: Reduce) -> tuple[list[str], list[str], list[str]]:
 ARG_NONE = "np.int64(9223372036854775807)"
 
 
-def _argreduction_lines(r: Reduce, scan: list[list[str]], inner_stmts: dict,
+def _arg_reduction_lines(r: Reduce, scan: list[list[str]], inner_stmts: dict,
                          nloops: int) -> tuple[list[str], list[str]]:
     """argmax/argmin in two vectorisable loops: ``scan`` (a loop nest run just before the
     pass, holding only what the value needs) finds the extreme value (NaN-propagating for
@@ -248,7 +249,7 @@ def not_flat(kernel: Kernel) -> set[str]:
 
 
 def flat_entry(name: str, signature: list[str], flat: set[str], text: str,
-                options: str) -> str:
+               options: str) -> str:
     """``name(signature)`` running ``text`` on 1-d arrays: the arrays in ``flat`` are viewed
     as 1-d first by ``_M.flat``, which keeps what LLVM knows of the argument. A ``reshape``
     did not: it hid the no-alias fact, and a loop of a long math function was not vectorised
@@ -312,18 +313,34 @@ def _emit_nest(body: list[str], lines: list[list[str]], d: int, indent: str,
     body.extend(inside + line for line in after)
 
 
+class RenderMode(Enum):
+    """What ``render_passes`` renders of a reduction kernel."""
+
+    WHOLE = "whole"                # the kernel
+    PART = "part"                  # a full reduction's accumulation over a chunk
+    FINISH = "finish"              # its partials combined, then the epilogue and stores
+    ROWS_PART = "rows_part"        # a column-order kernel's accumulation over a row chunk
+    ROWS_FINISH = "rows_finish"    # its per-column partials combined, epilogue and stores
+
+
+# the renderers of a kernel in column order, by mode
+COLUMN_RENDERERS: dict[RenderMode, Callable[..., None]] = {
+    RenderMode.WHOLE: columns.render, RenderMode.ROWS_PART: columns.render_rows_part,
+    RenderMode.ROWS_FINISH: columns.render_rows_finish}
+
+
 def render_passes(kernel: Kernel, params: ParamTable, body: list[str],
-                  mode: str = "whole") -> bool:
+                  mode: RenderMode = RenderMode.WHOLE) -> bool:
     """Outer loops over the kept dimensions; inside, for each pass, the accumulator
     initialisations and a loop nest over the reduced dimensions, with the statements that
     depend only on outer indices and finished passes placed in the gaps between passes.
 
-    ``mode`` "part" renders only the accumulation of a full reduction over
-    ``range(start, stop)``, storing the accumulators to ``part<k>[t]``; "finish" combines the
-    ``n`` partial accumulators and runs the rest (see ``splits``); "rows_part" and
-    "rows_finish" do the same for a kernel in column order, the partials per column
-    (``columns``). Every mode renders every statement, so the P slots are the same. Returns
-    whether the kernel is rendered in column order."""
+    ``mode`` PART renders only the accumulation of a full reduction over
+    ``range(start, stop)``, storing the accumulators to ``part<k>[t]``; FINISH combines the
+    ``n`` partial accumulators and runs the rest (see ``splits``); ROWS_PART and ROWS_FINISH
+    do the same for a kernel in column order, the partials per column (``columns``). Every
+    mode renders every statement, so the P slots are the same. Returns whether the kernel is
+    rendered in column order."""
     assert kernel.n_outer is not None, "a reduction kernel has outer loops (possibly none)"
     nloops, n_outer, passes = len(kernel.sizes), kernel.n_outer, kernel.passes
     outer_pre: list[list[str]] = [[] for _ in range(n_outer)]
@@ -355,7 +372,7 @@ def render_passes(kernel: Kernel, params: ParamTable, body: list[str],
     blocks: list[tuple[list[str], list[str]]] = [([], []) for _ in range(passes)]
     for r in kernel.reductions:
         if r.op in ARG_REDUCTIONS:
-            init, update = _argreduction_lines(r, scans[r.stage], inner_stmts, nloops)
+            init, update = _arg_reduction_lines(r, scans[r.stage], inner_stmts, nloops)
             # No match (possible only if the two loops round a value differently) gives 0.
             # Arithmetic, not a comparison with ARG_NONE: comparing the result with the
             # sentinel stopped the index loop from vectorising (4M float32: 4.0 -> 0.6 ms).
@@ -389,12 +406,13 @@ def render_passes(kernel: Kernel, params: ParamTable, body: list[str],
 
     simple = simple and not stored_inside and not blocked_args and not any(scans[0]) and (
         len(gaps[0]) == len(per_column) + len(kernel.reductions))
-    if mode in columns.RENDERERS and columns.suits(kernel, simple):
+    if mode in COLUMN_RENDERERS and columns.suits(kernel, simple):
         per_element = [line for (_, _, _, line) in inner_stmts.values()]
-        columns.RENDERERS[mode](body, outer_pre[0], per_column, per_element, kernel.reductions,
-                                gaps[1], reduction_lines)
+        COLUMN_RENDERERS[mode](body, outer_pre[0], per_column, per_element, kernel.reductions,
+                               gaps[1], reduction_lines)
         return True
-    assert mode in ("whole", "part", "finish"), f"{mode}: not a kernel in column order"
+    assert mode not in (RenderMode.ROWS_PART, RenderMode.ROWS_FINISH), \
+        f"{mode}: not a kernel in column order"
 
     def emit_outer(d: int, indent: str) -> None:
         if d < n_outer:
@@ -414,12 +432,12 @@ def render_passes(kernel: Kernel, params: ParamTable, body: list[str],
             if any(inner[p]):
                 _emit_nest(body, inner[p], n_outer, indent, blocks[p])
 
-    if mode == "whole":
+    if mode is RenderMode.WHOLE:
         emit_outer(0, "")
         return False
     body.extend(gaps[0])
     inner_size = " * ".join(f"p{d}" for d in range(1, nloops)) or "1"
-    if mode == "part":
+    if mode is RenderMode.PART:
         if 0 in blocked_args:
             body.extend(blocked_args[0])
         else:

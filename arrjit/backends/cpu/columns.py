@@ -116,7 +116,3 @@ def render_rows_finish(body: list[str], before: list[str], per_column: list[str]
         inner.extend("    " + line for line in update)
     body.extend("    " + line for line in inner + after)
 
-
-# ``codegen.render_passes``'s modes for a kernel in column order
-RENDERERS: dict[str, Callable[..., None]] = {
-    "whole": render, "rows_part": render_rows_part, "rows_finish": render_rows_finish}

@@ -101,8 +101,11 @@ class ThreadChoice:
     PARALLEL_RUNS = 2
 
     def __init__(self) -> None:
-        self.most = 0
-        self.settled = False
+        self._start(0)
+
+    def _start(self, most: int) -> None:
+        self.most = most
+        self.settled = most < 2
         self.count = 1
         self.serial: list[float] = []
         self.parallel: list[float] = []
@@ -110,9 +113,7 @@ class ThreadChoice:
     def threads(self, most: int, costs: ThreadCosts) -> int:
         """The thread count of the next run (``record`` its time while not ``settled``)."""
         if most != self.most:
-            self.__init__()   # type: ignore[misc]
-            self.most = most
-            self.settled = most < 2
+            self._start(most)
         if self.settled or len(self.serial) < self.SERIAL_RUNS:
             return self.count
         if self.count == 1:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from ...config import config
+from . import entries
 from .native import abi
 
 # thread-safe layers of ``numba.config.THREADING_LAYER``
@@ -48,10 +49,7 @@ def threading_layer() -> str:
 
 
 def _launch() -> str:
-    from .native import load, numba_tested
-
-    if not (sys.platform.startswith("linux") and config.native_entries and load.usable()
-            and numba_tested()):
+    if not entries.native_in_use():
         return ""
     import llvmlite.binding as ll
 

@@ -4,9 +4,8 @@
 compiles every kernel of it through the disk cache, and returns a ``CpuExecutable``. Nothing
 compiles when it runs. Running takes outputs and intermediates from the buffer pool
 (``runtime.pool``: warm pages, and faster than allocating inside numba), then calls each
-segment; library calls (BLAS) run between
-segments. Kernels over many elements are split across threads by their outermost loop (each
-kernel is ``nogil``; ``threads``).
+segment; library calls (BLAS) run between segments. Kernels over many elements are split
+across threads (``threads``, ``dispatch``).
 """
 from __future__ import annotations
 

@@ -14,15 +14,15 @@ from ...core import library
 from ...passes.kernel import Kernel
 from ...plan import LibraryStep
 from ...runtime import compile as compiler
-from . import entries
+from ...runtime import pool as buffers
 from ...runtime.compile import CompileStats
 from . import codegen as cpu
-from ...runtime import pool as buffers
-from . import drivers, splits
-from .splits import Split
+from . import drivers, entries, splits
 from .cost import MIN_PARALLEL_WORK, ThreadChoice, splittable, work
+from .splits import Split
 from .target import cache_key_fields
-from .threads import STATE_ERROR, chunk_state, measured_costs, run_chunks, thread_count
+from .threads import (QUIET_BELL, STATE_ERROR, chunk_state, measured_costs, run_chunks,
+                      thread_count)
 
 
 def not_compiled(*args: Any) -> None:
@@ -37,12 +37,15 @@ class KernelCall:
     rendered: cpu.RenderedKernel
     slots: list[int]        # write slots then read slots
     entry: Callable = not_compiled
-    split: bool = False     # a full reduction run as per-chunk partials, then combined
     chunked: bool = False   # run on chunks of the outer loop by all threads
     worker: Callable = not_compiled   # takes chunks (of the kernel, or of its part function)
     finish: Callable = not_compiled
-    splitting: Split | None = None   # how a split kernel divides its reduction
+    splitting: Split | None = None   # a reduction run as per-chunk partials, then combined
     choice: ThreadChoice = field(default_factory=ThreadChoice)   # of a chunked kernel
+
+    @property
+    def split(self) -> bool:
+        return self.splitting is not None
 
     @property
     def extent(self) -> int:
@@ -84,7 +87,6 @@ class NativeSegment:
         for c in calls:
             big = self.parallel and work(c.kernel) >= threshold
             c.splitting = splits.split_of(c.kernel, c.rendered) if big else None
-            c.split = c.splitting is not None
             c.chunked = big and not c.split and splittable(c.kernel)
             extra: list[str] = []
             if c.splitting is not None:
@@ -233,20 +235,17 @@ class SerialByChunk:
         if call.splitting is not None:   # always the whole range: the plan's only call
             parts = _partials(call.kernel, call.splitting.slots)
             call.worker(*parts, *buffers[n:], params, call.splitting.extent, 1, state, 0, 1,
-                        _QUIET_BELL)
+                        QUIET_BELL)
             if not state[STATE_ERROR]:
                 call.finish(*buffers, *parts, params, 1)
                 return
         else:
-            call.worker(*buffers, params, extent, 1, state, 0, 1, _QUIET_BELL)
+            call.worker(*buffers, params, extent, 1, state, 0, 1, QUIET_BELL)
             if not state[STATE_ERROR]:
                 return
         if self.raising is None:
             self.raising = self.compile_entry_point()
         self.raising(*args)
-
-
-_QUIET_BELL = np.zeros(1, np.int64)   # a serial run's bell: no helper listens to it
 
 
 # Chunks are taken from atomic counters in native code, so many chunks cost nothing in

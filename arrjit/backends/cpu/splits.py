@@ -18,8 +18,8 @@ import numpy as np
 from ...core.rules import ARG_REDUCTIONS, REDUCTION_RULES
 from ...passes.kernel import Kernel, Reduce
 from .access import ParamTable
-from .codegen import (REDUCTION_OPTIONS, RenderedKernel, array_names, flat_entry, not_flat,
-                      render_passes)
+from .codegen import (REDUCTION_OPTIONS, RenderedKernel, RenderMode, array_names, flat_entry,
+                      not_flat, render_passes)
 
 # A column-order kernel splits its rows only up to this many columns: the partials are
 # chunks x columns, and a wider array reads long runs of each row from column chunks anyway.
@@ -76,15 +76,16 @@ def render_split(kernel: Kernel, name: str, split: Split) -> str:
     writes, reads = array_names(kernel)
     parts = [name for name, _ in partial_arrays(kernel)]
     sources = []
-    prefix = "rows_" if split.rows else ""
-    for mode, signature in (("part", parts + reads + ["P", "start", "stop", "t"]),
-                            ("finish", writes + reads + parts + ["P", "n"])):
+    part, finish = ((RenderMode.ROWS_PART, RenderMode.ROWS_FINISH) if split.rows else
+                    (RenderMode.PART, RenderMode.FINISH))
+    for suffix, mode, signature in (("part", part, parts + reads + ["P", "start", "stop", "t"]),
+                                    ("finish", finish, writes + reads + parts + ["P", "n"])):
         params = ParamTable()
         for size in kernel.sizes:
             params.slot(size)
         body: list[str] = []
-        render_passes(kernel, params, body, prefix + mode)
+        render_passes(kernel, params, body, mode)
         text = "\n".join("    " + line for line in params.prologue() + body)
-        sources.append(flat_entry(f"{name}_{mode}", signature, not_flat(kernel), text,
+        sources.append(flat_entry(f"{name}_{suffix}", signature, not_flat(kernel), text,
                                   REDUCTION_OPTIONS))
     return "\n\n".join(sources)

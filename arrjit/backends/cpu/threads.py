@@ -29,12 +29,11 @@ import time
 import numpy as np
 
 from ...runtime import compile as compiler
-from . import entries
-from .native.abi import MAX_THREADS
-from . import dispatch, drivers
-from .drivers import STATE_ENTERED, STATE_ERROR, STATE_NEXT
 from ...config import config
+from . import dispatch, drivers, entries
 from .cost import ThreadCosts
+from .drivers import STATE_ENTERED, STATE_ERROR, STATE_NEXT
+from .native.abi import MAX_THREADS
 from .target import cache_key_fields
 
 _cpu_count = os.cpu_count() or 1
@@ -198,7 +197,7 @@ def _forget_helpers() -> None:
 os.register_at_fork(after_in_child=_forget_helpers)
 
 
-_QUIET_BELL = np.zeros(1, np.int64)   # rung by a worker that no helper thread listens to
+QUIET_BELL = np.zeros(1, np.int64)   # rung by a worker that no helper thread listens to
 
 
 def run_chunks(worker, args: list, extent: int, chunks: int, threads: int) -> bool:
@@ -207,7 +206,7 @@ def run_chunks(worker, args: list, extent: int, chunks: int, threads: int) -> bo
     if a chunk raised (the caller re-runs serially to raise it)."""
     threads = min(threads, chunks, MAX_THREADS)
     state = chunk_state(chunks, threads)
-    tail = [extent, chunks, state, 0, threads, _QUIET_BELL]
+    tail = [extent, chunks, state, 0, threads, QUIET_BELL]
     native = dispatch.parallel_entry(worker, args + tail)
     if native is not None:
         failed = native(*args, *tail)
