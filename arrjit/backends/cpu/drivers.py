@@ -2,8 +2,6 @@
 functions, segment modules, and native loop drivers."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ...passes.kernel import Kernel
 from .codegen import NJIT_OPTIONS, PRELUDE, RenderedKernel, array_names
 from .splits import partial_arrays
@@ -135,36 +133,26 @@ def render_module(kernels: list[RenderedKernel], extra: tuple[str, ...] = ()) ->
     """A module with the kernels (each once) and ``extra`` functions."""
     unique = {k.name: k.source for k in kernels}
     unique.update({text.split("def ", 1)[1].split("(", 1)[0]: text for text in extra})
-    return PRELUDE + "\n\n" + "\n\n".join(unique.values())
+    return render_functions(unique)
 
 
-@dataclass(frozen=True)
-class DriverCall:
-    kernel: RenderedKernel
-    args: tuple[str, ...]     # driver variable names, writes then reads
-    params: str               # the P array variable
-    extent: int               # index into the extents array E
+def render_functions(functions: dict[str, str]) -> str:
+    """A module with the given function definitions (by name)."""
+    return PRELUDE + "\n\n" + "\n\n".join(functions.values())
 
 
-def render_loop_driver(cond_calls: list[DriverCall], body_calls: list[DriverCall],
-                       predicate: str, carry_now: list[str], carry_next: list[str],
-                       arguments: list[str], results: list[str]) -> str:
-    """A module whose ``driver`` runs ``while predicate: body`` natively: the condition's
-    kernels write the 0-d ``predicate``, the body's kernels read ``carry_now`` and write
+def render_loop_lines(cond: list[str], body: list[str], predicate: str, carry_now: list[str],
+                      carry_next: list[str], results: list[str]) -> list[str]:
+    """The body of a function that runs ``while predicate: body`` natively: the condition's
+    statements write the 0-d ``predicate``, the body's read ``carry_now`` and write
     ``carry_next``, then the two swap (a carry updated in place has no pair); it returns
-    ``results``. Returns the source."""
-    kernels = {c.kernel.name: c.kernel.source for c in cond_calls + body_calls}
-
-    def call(c: DriverCall) -> str:
-        return f"{c.kernel.name}({', '.join(c.args)}, {c.params}, 0, E[{c.extent}])"
-
-    lines = [f"def driver({', '.join(arguments + ['E'])}):", "    while True:"]
-    lines += [f"        {call(c)}" for c in cond_calls]
+    ``results``."""
+    lines = ["    while True:"]
+    lines += [f"        {statement}" for statement in cond]
     lines.append(f"        if not _M.flat({predicate})[0]:")
     lines.append("            break")
-    lines += [f"        {call(c)}" for c in body_calls]
+    lines += [f"        {statement}" for statement in body]
     for now, nxt in zip(carry_now, carry_next):
         lines.append(f"        {now}, {nxt} = {nxt}, {now}")
     lines.append(f"    return ({', '.join(results)},)")
-    return (PRELUDE + "\n\n" + "\n\n".join(kernels.values()) +
-            f"\n\n@njit({NJIT_OPTIONS})\n" + "\n".join(lines) + "\n")
+    return lines

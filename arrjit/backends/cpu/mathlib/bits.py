@@ -187,3 +187,12 @@ def store(typingctx, array, index, value):
         store_item(context, builder, array, item, builder.gep(data, [args[1]], inbounds=True))
         return context.get_dummy_value()
     return types.none(array, index, value), codegen
+
+
+@njit(**_FLAGS)
+def copy_elements(target, source):
+    """Copy the elements of C-contiguous ``source`` into ``target`` of the same size (a loop
+    driver hands a carry to a nested loop's own buffers this way)."""
+    t, s = flat(target), flat(source)
+    for k in range(t.shape[0]):
+        store(t, k, load(s, k))
