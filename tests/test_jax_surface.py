@@ -393,3 +393,21 @@ def test_array_api_extra_functions_run_under_jit():
                lambda v: xpx.one_hot(anp.astype(v + 2, anp.int64), 5),
                lambda v: xpx.kron(v, v), lambda v: xpx.cov(anp.stack([v, v ** 2]))):
         np.testing.assert_allclose(arrjit.jit(fn)(x), fn(x.copy()))
+
+
+def test_sizes_from_shapes_are_weak_python_ints_with_numpy_scalars_and_arrays():
+    """``x.shape[0]`` under jit is an int that generated code reads at run time; with NumPy
+    operands it must promote as the Python int it is in NumPy (NEP 50: weak), not as int64."""
+    import arrjit
+
+    def f(a):
+        n = a.shape[0]
+        return (a * (a.dtype.type(0.5) / n), np.ones(2, np.float32) * n, np.int8(3) + n,
+                n < np.float32(3.5), a + n)
+
+    a = np.ones(3, np.float32)
+    got = arrjit.jit(f)(a)
+    want = f(a)
+    for g, w in zip(got, want):
+        assert g.dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(g, w)

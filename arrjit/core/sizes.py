@@ -13,9 +13,22 @@ from typing import Any
 
 
 class Size(int):
-    """An ``int`` computed from shapes; integer arithmetic with ints keeps the mark."""
+    """An ``int`` computed from shapes; integer arithmetic with ints keeps the mark.
+
+    With NumPy scalars and arrays it behaves as the Python int it is (a weak scalar, NEP 50):
+    NumPy would otherwise convert an ``int`` subclass to a strong int64, so
+    ``np.float32(0.5) / x.shape[0]`` gave float64 under ``jit`` and float32 in NumPy.
+
+    >>> import numpy as np
+    >>> (np.float32(0.5) / Size(2)).dtype, (np.ones(2, np.float32) * Size(3)).dtype
+    (dtype('float32'), dtype('float32'))
+    """
 
     __slots__ = ()
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        inputs = tuple(int(x) if isinstance(x, Size) else x for x in inputs)
+        return getattr(ufunc, method)(*inputs, **kwargs)
 
     def _keep(self, result: Any) -> Any:
         return Size(result) if type(result) is int else result
