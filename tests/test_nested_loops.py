@@ -48,10 +48,40 @@ def test_crc32_runs_as_one_native_driver_and_matches_zlib():
     (loop,) = _loops(f, data)
     assert loop.native is not None and f.lower(data).loops == [
         "natively, one compiled driver for every iteration"]
+    (inner,) = [s for s in loop.body.segments if s.__class__ is loop.__class__]
+    assert inner.native.extra.scalar_calls == 2      # the condition and the bit step
+    assert inner.native.extra.array_calls == 0       # every value of the inner loop in registers
     calls = _count_python_iterations(loop)
     got = f(data)
     assert calls == [0]
     assert got.dtype == np.uint32 and int(got) == zlib.crc32(data.tobytes())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.complex128, np.bool_])
+def test_scalar_carries_of_every_dtype_stay_in_registers_and_match_numpy(dtype):
+    """A 0-d carry of each dtype through kernels in their scalar form: the values are cast to
+    the carry's dtype after every step, as NumPy's scalars are."""
+    def step(i, c):
+        x, flag = c
+        y = x * x + x if dtype != np.bool_ else x ^ flag
+        return y.astype(dtype), (i % 2 == 0) | flag
+
+    def reference(x):
+        x, flag = np.asarray(x), np.False_
+        for i in range(5):
+            with np.errstate(over="ignore"):
+                y = x * x + x if dtype != np.bool_ else x ^ flag
+            x, flag = np.asarray(y).astype(dtype), (i % 2 == 0) | flag
+        return x, flag
+
+    x0 = np.asarray(3, dtype) if dtype != np.complex128 else np.asarray(0.5 + 0.25j)
+    f = jit(lambda x: lax.fori_loop(0, 5, step, (x, np.False_)))
+    (loop,) = _loops(f, x0)
+    assert loop.native.extra.array_calls == 0
+    got = f(x0)
+    want = reference(x0)
+    assert_same(got[0], want[0])
+    assert_same(got[1], np.asarray(want[1]))
 
 
 def _row_sweeps(ns, a, sweeps):

@@ -22,7 +22,7 @@ from ...core.ir import Op
 from ..source import constant_text, extreme as _extreme, isnan_complex
 from . import columns
 from .access import ParamTable, index_expr, loop_depth
-from .expressions import EXPRESSIONS, expression, literal, type_name
+from .expressions import EXPRESSIONS, expression, literal
 
 # Elementwise kernels compile without fast-math: +, -, *, / then round exactly as NumPy's loops
 # do (no FMA contraction, no reassociation), and they vectorise without it.

@@ -141,18 +141,23 @@ def render_functions(functions: dict[str, str]) -> str:
     return PRELUDE + "\n\n" + "\n\n".join(functions.values())
 
 
-def render_loop_lines(cond: list[str], body: list[str], predicate: str, carry_now: list[str],
-                      carry_next: list[str], results: list[str]) -> list[str]:
-    """The body of a function that runs ``while predicate: body`` natively: the condition's
-    statements write the 0-d ``predicate``, the body's read ``carry_now`` and write
-    ``carry_next``, then the two swap (a carry updated in place has no pair); it returns
+def render_loop_lines(entry: list[str], cond: list[str], body: list[str], predicate: str,
+                      carries: list[tuple[str, str, bool]], exit: list[str],
+                      results: list[str]) -> list[str]:
+    """The body of a function that runs ``while predicate: body`` natively after ``entry``:
+    the condition's statements set the local ``predicate``, the body's read each carry
+    ``(now, next, scalar)`` from ``now`` and write it to ``next``, then ``now`` takes the next
+    value (a swap of the two buffers, or for a ``scalar`` carry of its local ``<name>_s``; a
+    carry updated in place is not listed); ``exit`` runs after the loop, which returns
     ``results``."""
-    lines = ["    while True:"]
+    lines = [f"    {statement}" for statement in entry]
+    lines.append("    while True:")
     lines += [f"        {statement}" for statement in cond]
-    lines.append(f"        if not _M.flat({predicate})[0]:")
+    lines.append(f"        if not {predicate}:")
     lines.append("            break")
     lines += [f"        {statement}" for statement in body]
-    for now, nxt in zip(carry_now, carry_next):
-        lines.append(f"        {now}, {nxt} = {nxt}, {now}")
+    for now, nxt, scalar in carries:
+        lines.append(f"        {now}_s = {nxt}_s" if scalar else f"        {now}, {nxt} = {nxt}, {now}")
+    lines += [f"    {statement}" for statement in exit]
     lines.append(f"    return ({', '.join(results)},)")
     return lines

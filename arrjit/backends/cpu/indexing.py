@@ -69,9 +69,11 @@ def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
     if any(a.dtype.kind not in "iu" for a in arrays):
         return False
     if any(a.ndim != 0 for a in arrays):
-        # one index vector among slices: numba's single advanced index, NumPy's layout
-        return (node.op is Op.GATHER and len(arrays) == 1 and arrays[0].ndim == 1
-                and not any(isinstance(item, int) for item in template))
+        # one index vector among slices (a window at a traced start): NumPy's layout keeps
+        # the vector's axis in place
+        if not (len(arrays) == 1 and arrays[0].ndim == 1
+                and not any(isinstance(item, int) for item in template)):
+            return False
     if node.op is Op.SCATTER:
         mode, updates = node.param["mode"], avals[-1]
         region = indexed_shape(avals[0].shape, template, avals[1:-1])
@@ -82,25 +84,33 @@ def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
     return True
 
 
-def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> RenderedKernel:
+def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool,
+           by_value: bool = False) -> RenderedKernel:
     """The step as a function ``name(w0, r0, ..., P, start, stop)``; ``in_place``: the output
-    is the operand's own buffer, so nothing is copied first."""
+    is the operand's own buffer, so nothing is copied first. ``by_value`` (gathers and
+    scatters): the 0-d operands after the indexed array (positions, a scalar update) are
+    passed as values, and a gather of one element returns it instead of taking ``w0``."""
     node = step.node
     avals = [slot_avals[s] for s in step.in_slots]
+    out = slot_avals[step.out_slots[0]]
+    returns = by_value and node.op is Op.GATHER and out.ndim == 0
     if node.op is Op.CONCATENATE:
         body = render_concatenate(avals, node.param["axis"])
     else:
-        body = render_body(node.op, node.param["index"], avals, slot_avals[step.out_slots[0]],
-                           node.param.get("mode", "set"), in_place)
+        body = render_body(node.op, node.param["index"], avals, out,
+                           node.param.get("mode", "set"), in_place, by_value)
     reads = ", ".join(f"r{k}" for k in range(len(avals)))
     name = f"{node.op.value}_{hashlib.sha256(body.encode()).hexdigest()[:16]}"
+    writes = "" if returns else "w0, "
     source = (f"from {__name__} import OutOfBounds\n\n\n"
-              f"@njit({NJIT_OPTIONS})\ndef {name}(w0, {reads}, P, start, stop):\n{body}\n")
+              f"@njit({NJIT_OPTIONS})\ndef {name}({writes}{reads}, P, start, stop):\n{body}\n")
     return RenderedKernel(name, source, np.zeros(1, np.int64))
 
 
 def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode: str,
-                in_place: bool) -> str:
+                in_place: bool, by_value: bool = False) -> str:
+    def scalar(k: int) -> str:   # the value of 0-d operand ``k``
+        return f"r{k}" if by_value and k > 0 else f"_M.flat(r{k})[0]"
     lines: list[str] = []
     items: list[str] = []
     for axis, item in enumerate(template):
@@ -116,42 +126,73 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
             items.append(i)
         else:
             i = f"i{axis}"
-            lines += [f"    {i} = _M.flat(r{1 + item[1]})[0]",
+            lines += [f"    {i} = {scalar(1 + item[1])}",
                       *_normalised(i, axis, "    ")]
             items.append(i)
     index = ", ".join(items) + ("," if len(items) == 1 else "")
     if op is Op.GATHER:
         if out.ndim == 0:
-            lines.append(f"    _M.flat(w0)[0] = r0[{index}]")
+            lines.append(f"    return r0[{index}]" if by_value else
+                         f"    _M.flat(w0)[0] = r0[{index}]")
         else:
             lines += [f"    s = r0[{index}]", *_copy("w0", "s", out.ndim)]
         return "\n".join(lines)
-    updates = f"r{len(avals) - 1}"
+    updates = len(avals) - 1
     region = len(indexed_shape(avals[0].shape, template, avals[1:-1]))
     if not in_place:
         lines += _copy("w0", "r0", avals[0].ndim)
     ufunc = None if mode == "set" else f"np.{SCATTER_UFUNCS[mode].__name__}"
+    vector = [axis for axis, item in enumerate(template)
+              if is_array_item(item) and avals[1 + item[1]].ndim == 1]
+    if vector:
+        lines += _scatter_along(vector[0], items, updates, region, avals[-1].ndim == 0,
+                                ufunc, scalar)
+        return "\n".join(lines)
     if region == 0:
-        value = f"_M.flat({updates})[0]"
+        value = scalar(updates)
         lines.append(f"    w0[{index}] = " + (f"{ufunc}(w0[{index}], {value})" if ufunc else value))
     else:
         lines.append(f"    d = w0[{index}]")
-        lines += _copy("d", updates, region, ufunc, scalar=avals[-1].ndim == 0)
+        if avals[-1].ndim == 0:
+            lines.append(f"    v = {scalar(updates)}")
+        lines += _copy("d", f"r{updates}", region, ufunc, scalar=avals[-1].ndim == 0)
     return "\n".join(lines)
+
+
+def _scatter_along(axis: int, items: list[str], updates: int, region: int, broadcast: bool,
+                   ufunc: str | None, scalar) -> list[str]:
+    """A scatter through one index vector ``i<axis>`` among slices: for each of its positions
+    ``j`` the region at ``i<axis>[j]`` (a view: basic indexing) takes slice ``j`` of the
+    updates along the same axis (or the one value of 0-d updates), in order, so a repeated
+    position takes every update (``ufunc.at`` semantics)."""
+    at_j = ", ".join(f"i{axis}[j]" if k == axis else item for k, item in enumerate(items))
+    lines = [f"    for j in range(i{axis}.size):"]
+    if broadcast:
+        lines.insert(0, f"    v = {scalar(updates)}")
+    else:
+        picked = ", ".join("j" if k == axis else ":" for k in range(len(items)))
+        lines.append(f"        u = r{updates}[{picked}]")
+    if region == 1:   # one element per position
+        value = "v" if broadcast else "u" if len(items) == 1 else "u[()]"
+        item = f"w0[{at_j},]"
+        lines.append(f"        {item} = " + (f"{ufunc}({item}, {value})" if ufunc else value))
+        return lines
+    lines.append(f"        d = w0[{at_j}]")
+    lines += ["    " + line for line in _copy("d", "u", region - 1, ufunc, scalar=broadcast)]
+    return lines
 
 
 def _copy(dst: str, src: str, ndim: int, ufunc: str | None = None,
           scalar: bool = False) -> list[str]:
     """Lines setting each element of ``dst`` (``ndim`` dimensions, 0 included) to the same
-    element of ``src`` (its shape; a 0-d array if ``scalar``), or to ``ufunc`` of the two.
+    element of ``src`` (its shape), or (``scalar``) to the value ``v`` the caller has set, or
+    to ``ufunc`` of the two.
     ``ufunc`` and ``scalar`` need ``ndim`` > 0: a scatter into one item is written by the
     caller."""
     if ndim == 0:
         return [f"    _M.flat({dst})[0] = _M.flat({src})[0]"]
     at = ", ".join(f"j{d}" for d in range(ndim))
     lines = []
-    if scalar:
-        lines.append(f"    v = _M.flat({src})[0]")
     for d in range(ndim):
         lines.append(f"{'    ' * (d + 1)}for j{d} in range({dst}.shape[{d}]):")
     value = "v" if scalar else f"{src}[{at}]"

@@ -19,7 +19,7 @@ from ...core.ir import Op
 from ...plan import LoopStep, OutputKind
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
-from . import drivers, indexing, products
+from . import drivers, indexing, products, scalars, sequences
 from .codegen import NJIT_OPTIONS, RenderedKernel
 from .segments import LibrarySegment, compile_entry, not_compiled, uncompiled
 from .target import cache_key_fields
@@ -88,6 +88,8 @@ class _Arguments:
     extents: list[int] = field(default_factory=list)
     functions: dict[str, str] = field(default_factory=dict)
     nested: int = 0           # nested loops laid out so far (their results' names)
+    scalar_calls: int = 0     # kernels called in their scalar form (values in registers)
+    array_calls: int = 0      # kernels and library steps called on arrays
 
     def constant(self, value: np.ndarray) -> str:
         self.constants.append(value)
@@ -104,6 +106,7 @@ class _Arguments:
     def call(self, kernel: RenderedKernel, args: tuple[str, ...], extent: int) -> str:
         """The statement calling ``kernel`` on the driver variables ``args``."""
         self.functions[kernel.name] = kernel.source
+        self.array_calls += 1
         self.extents.append(extent)
         return (f"{kernel.name}({', '.join(args)}, {self.param(kernel.params)}, 0, "
                 f"E[{len(self.extents) - 1}])")
@@ -125,6 +128,7 @@ class _NativeLoop:
     arguments: list[str]          # its parameters before E
     lines: list[str]              # its body
     extra: _Arguments
+    kept: frozenset[int]          # carries updated in their own buffer (never swapped)
 
     def definition(self, name: str) -> str:
         return (f"@njit({NJIT_OPTIONS})\ndef {name}({', '.join(self.arguments + ['E'])}):\n"
@@ -157,27 +161,34 @@ class _NativeLoop:
                 self.extents]
 
     def call_nested(self, outer: _Arguments, carry: list[str], invariants: list[str],
-                    results: list[str]) -> list[str]:
+                    results: list[str], scalar: set[str], handed: set[int]) -> list[str]:
         """Statements of an enclosing loop function that run this loop on its variables
         ``carry`` and ``invariants`` and bind the final carries to ``results``: the carries
         are copied into two scratch buffers of the enclosing function (the loop swaps them),
-        and this loop's own arguments become the enclosing function's."""
+        except the carries in ``handed``, whose buffer the enclosing function hands over
+        (this loop updates them in place, ``kept``); this loop's own arguments become the
+        enclosing function's (``scalar``: the enclosing function's names whose value is the
+        local ``<name>_s``)."""
         definition = self.definition("{name}")
         name = "loop_" + hashlib.sha256(definition.encode()).hexdigest()[:16]
         outer.functions.update(self.extra.functions)
         outer.functions[name] = self.definition(name)
-        now = [outer.temp(a.shape, a.dtype) for a in self.carry_avals]
-        nxt = [outer.temp(a.shape, a.dtype) for a in self.carry_avals]
+        now = [x if k in handed else outer.temp(a.shape, a.dtype)
+               for k, (x, a) in enumerate(zip(carry, self.carry_avals))]
+        nxt = [x if k in handed else outer.temp(a.shape, a.dtype)   # unused when handed
+               for k, (x, a) in enumerate(zip(carry, self.carry_avals))]
         own = ([outer.constant(c) for c in self.extra.constants] +
                [outer.temp(shape, dtype) for shape, dtype in self.extra.temps] +
                [outer.param(p) for p in self.extra.params] + [outer.constant(self.extents)])
-        lines = [f"_M.copy_elements({buf}, {x})" for buf, x in zip(now, carry)]
+        lines = [f"_M.flat({buf})[0] = {x}_s" if x in scalar else
+                 f"_M.copy_elements({buf}, {x})"
+                 for k, (buf, x) in enumerate(zip(now, carry)) if k not in handed]
         lines.append(f"{', '.join(results)}, = {name}({', '.join(now + nxt + invariants + own)})")
         return lines
 
 
 # The library steps a driver runs natively, each with its renderer (``supported``/``render``).
-NATIVE_LIBRARY = (indexing, products)
+NATIVE_LIBRARY = (indexing, products, sequences)
 
 
 def _native_renderer(step, slot_avals):
@@ -192,10 +203,59 @@ def _read_slots(seg) -> list[int]:
     return [s for call in seg.calls for s in call.read_slots]
 
 
+class _Layout:
+    """The statements of one loop function, laid out from its condition and body plans.
+
+    A 0-d value (a counter, a scalar carry) lives in a local variable ``<name>_s``: kernels
+    over 0-d values only are called in their scalar form (``scalars``); where an array is
+    needed (other kernels, library steps, nested loops) the value is stored into its 0-d
+    buffer ``<name>`` before the call and read back after a call that writes it."""
+
+    def __init__(self, extra: _Arguments):
+        self.extra = extra
+        self.scalar: set[str] = set()    # names whose value is the local ``<name>_s``
+        self.inputs: set[str] = set()    # the loop's invariants and constants: read only
+        self.entry: list[str] = []       # before the loop: 0-d arguments into locals
+
+    def argument(self, name: str, aval: Aval) -> str:
+        if aval.ndim == 0:
+            self.scalar.add(name)
+            self.entry.append(f"{name}_s = _M.flat({name})[0]")
+        return name
+
+    def value(self, name: str, aval: Aval) -> str:
+        if aval.ndim == 0:
+            self.scalar.add(name)
+        return name
+
+    def to_arrays(self, names) -> list[str]:
+        """Store 0-d values into their buffers (inputs never change: already there)."""
+        return [f"_M.flat({n})[0] = {n}_s" for n in dict.fromkeys(names)
+                if n in self.scalar and n not in self.inputs]
+
+    def from_arrays(self, names) -> list[str]:
+        return [f"{n}_s = _M.flat({n})[0]" for n in dict.fromkeys(names) if n in self.scalar]
+
+    def kernel(self, call, names: dict[int, str]) -> list[str]:
+        args = tuple(names[s] for s in call.slots)
+        n_writes = len(call.kernel.writes)
+        writes, reads = args[:n_writes], args[n_writes:]
+        if scalars.scalar_kernel(call.kernel):
+            rendered = scalars.render_scalar_kernel(call.kernel)
+            self.extra.functions[rendered.name] = rendered.source
+            params = self.extra.param(rendered.params)
+            self.extra.scalar_calls += 1
+            results = "".join(f"{n}_s, " for n in writes)
+            operands = "".join(f"{n}_s, " for n in reads)
+            return [f"{results}= {rendered.name}({operands}{params})"]
+        return [*self.to_arrays(reads), self.extra.call(call.rendered, args, call.extent),
+                *self.from_arrays(writes)]
+
+
 def _library_call(seg: LibrarySegment, plan, names: dict[int, str], carried: list[int],
-                  extra: _Arguments, later_reads: set[int], kept: set[int]) -> str:
+                  layout: _Layout, later_reads: set[int], kept: set[int]) -> list[str]:
     """A library step (gather, scatter, concatenation, product) in a native driver: names its
-    output and returns the statement. A scatter updates
+    output and returns the statements. A scatter updates
     its operand's buffer in place when nothing reads that buffer afterwards and it is a value
     computed in the body or a carry's own buffer (``now<k>``): then a scatter into carry
     ``k`` leaves the result where it is, and ``kept`` collects ``k`` (it is not swapped)."""
@@ -207,38 +267,76 @@ def _library_call(seg: LibrarySegment, plan, names: dict[int, str], carried: lis
     in_place = step.node.op is Op.SCATTER and (
         (target is not None and x_name == target and unread and carried.count(out) == 1)
         or (target is None and (step.in_place or own_carry)))
+    aval = plan.slot_avals[out]
     if in_place:
         names[out] = x_name
         if target is not None:
             kept.add(carried.index(out))
     elif target is not None:
-        names[out] = f"nxt{carried.index(out)}"
+        names[out] = layout.value(f"nxt{carried.index(out)}", aval)
     else:
-        aval = plan.slot_avals[out]
-        names[out] = extra.temp(aval.shape, aval.dtype)
-    rendered = _native_renderer(step, plan.slot_avals).render(step, plan.slot_avals, in_place)
-    return extra.call(rendered, (names[out],) + tuple(names[s] for s in step.in_slots), 1)
+        names[out] = layout.value(layout.extra.temp(aval.shape, aval.dtype), aval)
+    renderer = _native_renderer(step, plan.slot_avals)
+    reads = [names[s] for s in step.in_slots]
+    if renderer is indexing and step.node.op is not Op.CONCATENATE:
+        # positions and a scalar update by value; one element gathered into a register
+        rendered = indexing.render(step, plan.slot_avals, in_place, by_value=True)
+        args = [reads[0]] + [f"{n}_s" if n in layout.scalar else n for n in reads[1:]]
+        if step.node.op is Op.GATHER and aval.ndim == 0:
+            return [*layout.to_arrays(args[:1]),
+                    f"{names[out]}_s = {layout.extra.call(rendered, tuple(args), 1)}"]
+        return [*layout.to_arrays(args),
+                layout.extra.call(rendered, (names[out], *args), 1),
+                *layout.from_arrays([names[out]])]
+    rendered = renderer.render(step, plan.slot_avals, in_place)
+    return [*layout.to_arrays(reads),
+            layout.extra.call(rendered, (names[out], *reads), 1),
+            *layout.from_arrays([names[out]])]
 
 
 def _nested_loop(seg: LoopSegment, names: dict[int, str], outputs: list[int],
-                 extra: _Arguments) -> list[str]:
+                 layout: _Layout, slot_avals: list[Aval], later_reads: set[int],
+                 kept: set[int]) -> list[str]:
     """A loop inside a loop's condition or body (``outputs``: the body's results, whose
-    buffers are ``nxt<k>``): its function is called by the enclosing one."""
+    buffers are ``nxt<k>``): its function is called by the enclosing one. A carry the inner
+    loop updates in place is handed its buffer, not a copy, when nothing reads that buffer
+    afterwards and it belongs to this iteration: a value computed here, or the enclosing
+    loop's own carry that the inner loop's result replaces (which then stays in place too,
+    ``kept``)."""
     assert seg.native is not None   # _obstacle accepted it
-    tag = extra.nested
-    extra.nested += 1
-    results, copies = [], []
+    tag = layout.extra.nested
+    layout.extra.nested += 1
+    later = {names.get(s) for s in later_reads}
+    carry = [names[s] for s in seg.in_slots[:seg.n_carry]]
+    invariants = [names[s] for s in seg.in_slots[seg.n_carry:]]
+    handed: set[int] = set()
+    for k in seg.native.kept:
+        x, out = carry[k], seg.out_slots[k]
+        if x in later or x in layout.inputs or carry.count(x) > 1 or x in invariants:
+            continue
+        if x.startswith("now"):
+            if out in outputs and x == f"now{outputs.index(out)}" and outputs.count(out) == 1:
+                kept.add(outputs.index(out))
+                handed.add(k)
+        else:
+            handed.add(k)
+    results, after = [], []
     for k, slot in enumerate(seg.out_slots):
         local = f"r{tag}_{k}"
         results.append(local)
-        if slot in outputs:   # a carry of the enclosing loop: into its buffer
-            names[slot] = f"nxt{outputs.index(slot)}"
-            copies.append(f"_M.copy_elements({names[slot]}, {local})")
+        if k in handed and (carry[k].startswith("now") or slot not in outputs):
+            names[slot] = carry[k]     # the result is in the handed buffer
+        elif slot in outputs:   # a carry of the enclosing loop: into its buffer
+            names[slot] = layout.value(f"nxt{outputs.index(slot)}", slot_avals[slot])
+            after.append(f"{names[slot]}_s = _M.flat({local})[0]" if names[slot] in layout.scalar
+                         else f"_M.copy_elements({names[slot]}, {local})")
         else:
-            names[slot] = local
-    carry = [names[s] for s in seg.in_slots[:seg.n_carry]]
-    invariants = [names[s] for s in seg.in_slots[seg.n_carry:]]
-    return seg.native.call_nested(extra, carry, invariants, results) + copies
+            names[slot] = layout.value(local, slot_avals[slot])
+            after += layout.from_arrays([local])
+    return (layout.to_arrays(invariants) +
+            seg.native.call_nested(layout.extra, carry, invariants, results, layout.scalar,
+                                   handed)
+            + after)
 
 
 def _obstacle(cond: "CpuExecutable", body: "CpuExecutable") -> str | None:
@@ -260,51 +358,56 @@ def _obstacle(cond: "CpuExecutable", body: "CpuExecutable") -> str | None:
 def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> _NativeLoop:
     """Lay out the native function of a loop whose plans ``_obstacle`` accepts."""
     n_carry = len(body.plan.outputs)
-    n_cond_consts = cond.plan.n_inputs - n_carry
-    n_body_consts = body.plan.n_inputs - n_carry
-    arguments = [f"now{k}" for k in range(n_carry)] + [f"nxt{k}" for k in range(n_carry)]
-    arguments += [f"cc{k}" for k in range(n_cond_consts)]
-    arguments += [f"bc{k}" for k in range(n_body_consts)]
+    carry_avals = body.plan.slot_avals[:n_carry]
     extra = _Arguments()
+    layout = _Layout(extra)
+    arguments = [layout.argument(f"now{k}", a) for k, a in enumerate(carry_avals)]
+    arguments += [f"nxt{k}" for k in range(n_carry)]
+    invariant: list[Aval] = []
     statements: tuple[list[str], list[str]] = ([], [])
     kept: set[int] = set()     # carries updated in place by the body
     predicate = ""
     for which, executable in enumerate((cond, body)):
         plan = executable.plan
-        names: dict[int, str] = {}
-        for k in range(plan.n_inputs):
-            if k < n_carry:
-                names[k] = f"now{k}"
-            else:
-                names[k] = (f"cc{k - n_carry}" if which == 0 else f"bc{k - n_carry}")
+        names: dict[int, str] = {k: f"now{k}" for k in range(n_carry)}
+        for k in range(n_carry, plan.n_inputs):
+            name = f"{'cb'[which]}c{k - n_carry}"
+            names[k] = layout.argument(name, plan.slot_avals[k])
+            layout.inputs.add(name)
+            arguments.append(name)
+            invariant.append(plan.slot_avals[k])
         for k, c in enumerate(plan.constants):
-            names[plan.n_inputs + k] = extra.constant(c)
+            slot = plan.n_inputs + k
+            names[slot] = layout.argument(extra.constant(c), plan.slot_avals[slot])
+            layout.inputs.add(names[slot])
         outputs = [o.slot for o in plan.outputs]
         results = outputs if which == 1 else []
         for mem in executable.memory:
             for a in mem.allocs:
-                names[a.slot] = (f"nxt{outputs.index(a.slot)}" if a.slot in results
-                                 else extra.temp(a.shape, a.dtype))
+                name = (f"nxt{outputs.index(a.slot)}" if a.slot in results
+                        else extra.temp(a.shape, a.dtype))
+                names[a.slot] = layout.value(name, plan.slot_avals[a.slot])
         for k_seg, seg in enumerate(executable.segments):
             if isinstance(seg, LibrarySegment):
                 later = {s for other in executable.segments[k_seg + 1:]
                          for s in _read_slots(other)} | set(outputs)
-                statements[which].append(
-                    _library_call(seg, plan, names, results, extra, later, kept))
-            elif isinstance(seg, LoopSegment):
-                statements[which].extend(_nested_loop(seg, names, results, extra))
-            else:
                 statements[which].extend(
-                    extra.call(c.rendered, tuple(names[s] for s in c.slots), c.extent)
-                    for c in seg.calls)
+                    _library_call(seg, plan, names, results, layout, later, kept))
+            elif isinstance(seg, LoopSegment):
+                later = {s for other in executable.segments[k_seg + 1:]
+                         for s in _read_slots(other)} | set(outputs)
+                statements[which].extend(
+                    _nested_loop(seg, names, results, layout, plan.slot_avals, later, kept))
+            else:
+                for c in seg.calls:
+                    statements[which].extend(layout.kernel(c, names))
         if which == 0:
             predicate = names[outputs[0]]
     swapped = [k for k in range(n_carry) if k not in kept]
-    lines = drivers.render_loop_lines(statements[0], statements[1], predicate,
-                                      [f"now{k}" for k in swapped],
-                                      [f"nxt{k}" for k in swapped],
-                                      [f"now{k}" for k in range(n_carry)])
-    invariant = (cond.plan.slot_avals[n_carry:cond.plan.n_inputs] +
-                 body.plan.slot_avals[n_carry:body.plan.n_inputs])
-    return _NativeLoop(body.plan.slot_avals[:n_carry], invariant, arguments + extra.names(),
-                       lines, extra)
+    lines = drivers.render_loop_lines(
+        layout.entry, statements[0], statements[1], f"{predicate}_s",
+        [(f"now{k}", f"nxt{k}", f"now{k}" in layout.scalar) for k in swapped],
+        layout.to_arrays(f"now{k}" for k in range(n_carry)),
+        [f"now{k}" for k in range(n_carry)])
+    return _NativeLoop(carry_avals, invariant, arguments + extra.names(), lines, extra,
+                       frozenset(kept))

@@ -5,9 +5,9 @@ Outside loops a product is a library call to NumPy's BLAS. Inside a loop body th
 sent every iteration back to Python; a product with at least one 1-d operand (the common
 case in solvers: ``dot(L[i], x)``, ``A @ v``) is rendered here with a kernel's calling
 convention (``w0, r0, r1, P, start, stop``) so the driver calls it natively. Each output
-element is a sum over the contracted axis in the output's dtype, in four interleaved partial
-sums as BLAS kernels do (``mathlib/dots.py``), so the rounding can differ from NumPy's BLAS by
-a few ULP. Matrix-matrix products keep BLAS (the loop
+element is a sum over the contracted axis in the output's dtype, vectorised into several
+running sums as BLAS kernels do (``mathlib/dots.py``), so the rounding can differ from NumPy's
+BLAS by a few ULP. Matrix-matrix products keep BLAS (the loop
 then runs from Python).
 
 >>> import numpy as np
