@@ -28,7 +28,7 @@ from .expressions import EXPRESSIONS, expression, literal
 # do (no FMA contraction, no reassociation), and they vectorise without it.
 # no_cfunc_wrapper: entries are called from Python (the CPython wrapper) or from other
 # kernels, never as C callbacks; numba would build and optimise a C wrapper for each anyway.
-NJIT_OPTIONS = 'nogil=True, error_model="numpy", no_cfunc_wrapper=True, cache=CACHE'
+NJIT_OPTIONS = 'nogil=True, error_model="numpy", no_cfunc_wrapper=True, cache=CACHE, forceinline=True'
 # Reduction kernels may reassociate (never nnan/ninf): the accumulation vectorises, and the sum
 # order already differs from NumPy's pairwise summation (results agree within rounding).
 REDUCTION_OPTIONS = NJIT_OPTIONS + ', fastmath={"reassoc"}'
