@@ -130,9 +130,10 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
                       *_normalised(i, axis, "    ")]
             items.append(i)
     index = ", ".join(items) + ("," if len(items) == 1 else "")
+    element = _element_offset(template, items, avals[0].ndim)
     if op is Op.GATHER:
         if out.ndim == 0:
-            lines.append(f"    return r0[{index}]" if by_value else
+            lines.append(f"    return _M.load(_M.flat(r0), {element})" if by_value else
                          f"    _M.flat(w0)[0] = r0[{index}]")
         else:
             lines += [f"    s = r0[{index}]", *_copy("w0", "s", out.ndim)]
@@ -148,7 +149,12 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
         lines += _scatter_along(vector[0], items, updates, region, avals[-1].ndim == 0,
                                 ufunc, scalar)
         return "\n".join(lines)
-    if region == 0:
+    if region == 0 and by_value:
+        value = scalar(updates)
+        if ufunc:
+            value = f"{ufunc}(_M.load(_M.flat(w0), {element}), {value})"
+        lines.append(f"    _M.store(_M.flat(w0), {element}, {value})")
+    elif region == 0:
         value = scalar(updates)
         lines.append(f"    w0[{index}] = " + (f"{ufunc}(w0[{index}], {value})" if ufunc else value))
     else:
@@ -157,6 +163,20 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
             lines.append(f"    v = {scalar(updates)}")
         lines += _copy("d", f"r{updates}", region, ufunc, scalar=avals[-1].ndim == 0)
     return "\n".join(lines)
+
+
+def _element_offset(template: tuple, items: list[str], ndim: int) -> str | None:
+    """The flat position of the element a full index of positions selects in C-contiguous
+    ``r0`` (``None`` for an index that selects more than one element): the positions are
+    normalised by then, a static negative one counts from the end here."""
+    if len(items) != ndim or any(isinstance(item, tuple) and item[0] == "slice"
+                                 for item in template):
+        return None
+    offset = ""
+    for axis, item in enumerate(items):
+        position = f"(r0.shape[{axis}] + {item})" if item.startswith("-") else item
+        offset = position if axis == 0 else f"({offset}) * r0.shape[{axis}] + {position}"
+    return offset or "0"
 
 
 def _scatter_along(axis: int, items: list[str], updates: int, region: int, broadcast: bool,
