@@ -379,16 +379,41 @@ def test_vector_products_in_a_loop_body_run_natively(dtype):
     assert loop.native is not None
 
 
-def test_a_matrix_product_in_a_loop_body_keeps_blas_and_stays_correct():
-    m = np.random.default_rng(4).random((4, 4)) / 4
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128])
+def test_small_matrix_products_in_a_loop_body_run_natively(dtype):
+    m = (np.random.default_rng(4).random((4, 4)) * 4).astype(dtype) / (4 if dtype != np.int64 else 1)
+    rect = (np.arange(12).reshape(4, 3) % 3).astype(dtype)
+
+    def f(m, rect):
+        def step(i, c):
+            a, b = c
+            return (a @ m + 1).astype(dtype) % 97 if dtype == np.int64 else a @ m + 1, a @ rect
+        return lax.fori_loop(0, 3, step, (np.eye(4, dtype=dtype), np.zeros((4, 3), dtype)))
+
+    a, b = np.eye(4, dtype=dtype), np.zeros((4, 3), dtype)
+    for _ in range(3):
+        a, b = ((a @ m + 1) % 97 if dtype == np.int64 else a @ m + 1), a @ rect
+    g = jit(f)
+    assert g.lower(m, rect).loops == ["natively, one compiled driver for every iteration"]
+    got = g(m, rect)
+    rtol = 1e-5 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(got[0], a, rtol=rtol)
+    np.testing.assert_allclose(got[1], b, rtol=rtol)
+
+
+def test_a_large_matrix_product_in_a_loop_body_keeps_blas_and_stays_correct():
+    m = np.random.default_rng(4).random((80, 80)) / 80
 
     def f(m):
-        return lax.fori_loop(0, 3, lambda i, a: a @ m + 1.0, np.eye(4))
+        return lax.fori_loop(0, 3, lambda i, a: a @ m + 1.0, np.eye(80))
 
-    want = np.eye(4)
+    want = np.eye(80)
     for _ in range(3):
         want = want @ m + 1.0
-    np.testing.assert_allclose(jit(f)(m), want, rtol=1e-13)
+    g = jit(f)
+    (report,) = g.lower(m).loops
+    assert "matmul(float64[80,80], float64[80,80])" in report
+    np.testing.assert_allclose(g(m), want, rtol=1e-13)
 
 
 def test_lower_and_the_compile_log_say_how_each_loop_runs(caplog):

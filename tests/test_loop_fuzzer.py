@@ -1,8 +1,8 @@
 """Differential fuzzing of loop programs: random ``fori_loop`` / ``while_loop`` / ``scan``
 programs with scalar and array carries, positions taken from the loop counter, ``.at``
-updates, dynamic slices, vector products and nested loops, compiled by arrjit and run step by
-step in Python over NumPy (``NumpyLoops``: JAX's documented semantics, written here). Every
-loop that arrjit compiles must run natively.
+updates, dynamic slices, vector and matrix products, sorts, running sums and nested loops,
+compiled by arrjit and run step by step in Python over NumPy (``NumpyLoops``: JAX's
+documented semantics, written here). Every loop that arrjit compiles must run natively.
 
 ``ARRJIT_TEST_EXAMPLES`` sets the number of programs (30 by default)."""
 import os
@@ -109,6 +109,9 @@ def _statement(ns, L, name: str, k: int, i, a, s, row, m):
         return L.dynamic_update_slice(a, piece, (i + k - 2,)), s
     if name == "dot":
         return a, s * half + ns.dot(m[(i + k) % m.shape[0]], a) * 0.01
+    if name == "matrix":
+        product = ns.outer(a, a) @ m.T
+        return a * half + product[:, k % m.shape[0]] * 0.01, s
     if name == "row":
         return a * half + row * 0.5, s
     if name == "select":
@@ -142,6 +145,7 @@ def _statement(ns, L, name: str, k: int, i, a, s, row, m):
 
 
 STATEMENTS = ["scale", "gather", "scatter", "scatter_add", "window", "update_window", "dot",
+              "matrix",
               "row", "select", "reduce", "cumulative", "sort", "rank", "nested_vector",
               "nested_scalar",
               "nested_while"]

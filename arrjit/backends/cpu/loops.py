@@ -192,6 +192,8 @@ NATIVE_LIBRARY = (indexing, products, sequences)
 
 
 def _native_renderer(step, slot_avals):
+    if any(step.in_perms):    # an operand read transposed: NumPy's call transposes it
+        return None
     return next((r for r in NATIVE_LIBRARY if r.supported(step, slot_avals)), None)
 
 

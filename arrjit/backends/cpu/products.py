@@ -7,8 +7,9 @@ case in solvers: ``dot(L[i], x)``, ``A @ v``) is rendered here with a kernel's c
 convention (``w0, r0, r1, P, start, stop``) so the driver calls it natively. Each output
 element is a sum over the contracted axis in the output's dtype, vectorised into several
 running sums as BLAS kernels do (``mathlib/dots.py``), so the rounding can differ from NumPy's
-BLAS by a few ULP. Matrix-matrix products keep BLAS (the loop
-then runs from Python).
+BLAS by a few ULP. Matrix-matrix products run here up to ``NATIVE_MATRIX_PRODUCT`` multiply-adds, each
+output row a sum of rows of the right operand; larger ones keep BLAS (the loop then runs from
+Python).
 
 >>> import numpy as np
 >>> from arrjit.core.dtypes import Aval
@@ -31,14 +32,21 @@ from ..source import literal
 from .codegen import NJIT_OPTIONS, RenderedKernel
 
 
+# Matrix-matrix products up to this many multiply-adds run inside the driver; larger ones keep
+# BLAS (their loop runs from Python, a round trip small beside the product itself).
+NATIVE_MATRIX_PRODUCT = 1 << 18
+
+
 def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
     """Whether ``step`` is a product this module renders."""
     if step.node.op is not Op.MATMUL:
         return False
     a, b = (slot_avals[s] for s in step.in_slots)
     out = slot_avals[step.out_slots[0]]
-    return (a.ndim <= 2 and b.ndim <= 2 and 1 in (a.ndim, b.ndim)
-            and a.dtype == b.dtype == out.dtype and out.dtype.kind in "iufc")
+    if not (a.ndim <= 2 and b.ndim <= 2 and a.dtype == b.dtype == out.dtype
+            and out.dtype.kind in "iufc"):
+        return False
+    return 1 in (a.ndim, b.ndim) or a.shape[0] * a.shape[1] * b.shape[1] <= NATIVE_MATRIX_PRODUCT
 
 
 def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> RenderedKernel:
@@ -55,6 +63,14 @@ def render_body(a: Aval, b: Aval) -> str:
     zero = literal(0, a.dtype)
     if a.ndim == 1 and b.ndim == 1:
         return f"    _M.flat(w0)[0] = _M.dot_vectors(r0, r1, {zero})"
+    if a.ndim == 2 and b.ndim == 2:   # rows of the output as sums of rows of b
+        return (f"    for i in range(r0.shape[0]):\n"
+                f"        for j in range(r1.shape[1]):\n"
+                f"            w0[i, j] = {zero}\n"
+                f"        for k in range(r0.shape[1]):\n"
+                f"            v = r0[i, k]\n"
+                f"            for j in range(r1.shape[1]):\n"
+                f"                w0[i, j] += v * r1[k, j]")
     if a.ndim == 2:
         return (f"    for i in range(r0.shape[0]):\n"
                 f"        w0[i] = _M.dot_vectors(r0[i], r1, {zero})")
