@@ -1,8 +1,17 @@
 """Native drivers around rendered kernels: the thread workers and the helper threads'
-functions, segment modules, and native loop drivers."""
+functions, segment modules, and the functions of native loops (``LoopFunction``, laid out by
+``backends/cpu/loops.py`` with ``LoopArguments`` and ``LoopLayout``)."""
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from ...core.dtypes import Aval
 from ...passes.kernel import Kernel
+from . import scalars
 from .codegen import NJIT_OPTIONS, PRELUDE, RenderedKernel, array_names
 from .splits import partial_arrays
 
@@ -161,3 +170,163 @@ def render_loop_lines(entry: list[str], cond: list[str], body: list[str], predic
     lines += [f"    {statement}" for statement in exit]
     lines.append(f"    return ({', '.join(results)},)")
     return lines
+
+
+@dataclass
+class LoopArguments:
+    """What a loop function takes after its carries and invariants, collected while its
+    statements are laid out: constants ``c<k>``, scratch buffers ``t<k>``, the kernels'
+    parameter vectors ``P<k>`` and, last, the extents ``E``; and the functions it calls."""
+
+    constants: list[np.ndarray] = field(default_factory=list)
+    temps: list[tuple[tuple[int, ...], np.dtype]] = field(default_factory=list)
+    params: list[np.ndarray] = field(default_factory=list)
+    extents: list[int] = field(default_factory=list)
+    functions: dict[str, str] = field(default_factory=dict)
+    nested: int = 0           # nested loops laid out so far (their results' names)
+    scalar_calls: int = 0     # kernels called in their scalar form (values in registers)
+    array_calls: int = 0      # kernels and library steps called on arrays
+
+    def constant(self, value: np.ndarray) -> str:
+        self.constants.append(value)
+        return f"c{len(self.constants) - 1}"
+
+    def temp(self, shape: tuple[int, ...], dtype: np.dtype) -> str:
+        self.temps.append((shape, dtype))
+        return f"t{len(self.temps) - 1}"
+
+    def param(self, vector: np.ndarray) -> str:
+        self.params.append(vector)
+        return f"P{len(self.params) - 1}"
+
+    def call(self, kernel: RenderedKernel, args: tuple[str, ...], extent: int) -> str:
+        """The statement calling ``kernel`` on the driver variables ``args``."""
+        self.functions[kernel.name] = kernel.source
+        self.array_calls += 1
+        self.extents.append(extent)
+        return (f"{kernel.name}({', '.join(args)}, {self.param(kernel.params)}, 0, "
+                f"E[{len(self.extents) - 1}])")
+
+    def names(self) -> list[str]:
+        return ([f"c{k}" for k in range(len(self.constants))] +
+                [f"t{k}" for k in range(len(self.temps))] +
+                [f"P{k}" for k in range(len(self.params))])
+
+
+@dataclass
+class LoopFunction:
+    """One loop as a numba function: ``<name>(now..., nxt..., invariants..., c..., t...,
+    P..., E)`` runs it on the carries in ``now`` (``nxt`` is their second buffer) and returns
+    the final carries. The top-level loop's is the module's ``driver``."""
+
+    carry_avals: list[Aval]
+    invariant_avals: list[Aval]   # the condition's loop-invariant inputs, then the body's
+    arguments: list[str]          # its parameters before E
+    lines: list[str]              # its body
+    extra: LoopArguments
+    kept: frozenset[int]          # carries updated in their own buffer (never swapped)
+
+    def definition(self, name: str) -> str:
+        return (f"@njit({NJIT_OPTIONS})\ndef {name}({', '.join(self.arguments + ['E'])}):\n"
+                + "\n".join(self.lines) + "\n")
+
+    @cached_property
+    def source(self) -> str:
+        return render_functions({**self.extra.functions,
+                                         "driver": self.definition("driver")})
+
+    @cached_property
+    def extents(self) -> np.ndarray:
+        return np.asarray(self.extra.extents, np.int64)
+
+    def values(self, operands, n_carry: int) -> list:
+        """The driver's arguments for one run on ``operands`` (carry, then invariants)."""
+        carry = [np.array(x) for x in operands[:n_carry]]           # copies: the loop swaps
+        return self._arguments(carry, list(operands[n_carry:]))
+
+    def example_values(self) -> list:
+        def empty(a: Aval) -> np.ndarray:
+            return np.empty((0,) * len(a.shape), a.dtype)
+        return self._arguments([empty(a) for a in self.carry_avals],
+                               [empty(a) for a in self.invariant_avals])
+
+    def _arguments(self, carry: list, invariant: list) -> list:
+        extra = self.extra
+        return [*carry, *(np.empty_like(x) for x in carry), *invariant, *extra.constants,
+                *(np.empty(shape, dtype) for shape, dtype in extra.temps), *extra.params,
+                self.extents]
+
+    def call_nested(self, outer: LoopArguments, carry: list[str], invariants: list[str],
+                    results: list[str], scalar: set[str], handed: set[int]) -> list[str]:
+        """Statements of an enclosing loop function that run this loop on its variables
+        ``carry`` and ``invariants`` and bind the final carries to ``results``: the carries
+        are copied into two scratch buffers of the enclosing function (the loop swaps them),
+        except the carries in ``handed``, whose buffer the enclosing function hands over
+        (this loop updates them in place, ``kept``); this loop's own arguments become the
+        enclosing function's (``scalar``: the enclosing function's names whose value is the
+        local ``<name>_s``)."""
+        definition = self.definition("{name}")
+        name = "loop_" + hashlib.sha256(definition.encode()).hexdigest()[:16]
+        outer.functions.update(self.extra.functions)
+        outer.functions[name] = self.definition(name)
+        now = [x if k in handed else outer.temp(a.shape, a.dtype)
+               for k, (x, a) in enumerate(zip(carry, self.carry_avals))]
+        nxt = [x if k in handed else outer.temp(a.shape, a.dtype)   # unused when handed
+               for k, (x, a) in enumerate(zip(carry, self.carry_avals))]
+        own = ([outer.constant(c) for c in self.extra.constants] +
+               [outer.temp(shape, dtype) for shape, dtype in self.extra.temps] +
+               [outer.param(p) for p in self.extra.params] + [outer.constant(self.extents)])
+        lines = [f"_M.flat({buf})[0] = {x}_s" if x in scalar else
+                 f"_M.copy_elements({buf}, {x})"
+                 for k, (buf, x) in enumerate(zip(now, carry)) if k not in handed]
+        lines.append(f"{', '.join(results)}, = {name}({', '.join(now + nxt + invariants + own)})")
+        return lines
+
+
+class LoopLayout:
+    """The statements of one loop function, laid out from its condition and body plans.
+
+    A 0-d value (a counter, a scalar carry) lives in a local variable ``<name>_s``: kernels
+    over 0-d values only are called in their scalar form (``scalars``); where an array is
+    needed (other kernels, library steps, nested loops) the value is stored into its 0-d
+    buffer ``<name>`` before the call and read back after a call that writes it."""
+
+    def __init__(self, extra: LoopArguments):
+        self.extra = extra
+        self.scalar: set[str] = set()    # names whose value is the local ``<name>_s``
+        self.inputs: set[str] = set()    # the loop's invariants and constants: read only
+        self.entry: list[str] = []       # before the loop: 0-d arguments into locals
+
+    def argument(self, name: str, aval: Aval) -> str:
+        if aval.ndim == 0:
+            self.scalar.add(name)
+            self.entry.append(f"{name}_s = _M.flat({name})[0]")
+        return name
+
+    def value(self, name: str, aval: Aval) -> str:
+        if aval.ndim == 0:
+            self.scalar.add(name)
+        return name
+
+    def to_arrays(self, names) -> list[str]:
+        """Store 0-d values into their buffers (inputs never change: already there)."""
+        return [f"_M.flat({n})[0] = {n}_s" for n in dict.fromkeys(names)
+                if n in self.scalar and n not in self.inputs]
+
+    def from_arrays(self, names) -> list[str]:
+        return [f"{n}_s = _M.flat({n})[0]" for n in dict.fromkeys(names) if n in self.scalar]
+
+    def kernel(self, call, names: dict[int, str]) -> list[str]:
+        args = tuple(names[s] for s in call.slots)
+        n_writes = len(call.kernel.writes)
+        writes, reads = args[:n_writes], args[n_writes:]
+        if scalars.scalar_kernel(call.kernel):
+            rendered = scalars.render_scalar_kernel(call.kernel)
+            self.extra.functions[rendered.name] = rendered.source
+            params = self.extra.param(rendered.params)
+            self.extra.scalar_calls += 1
+            results = "".join(f"{n}_s, " for n in writes)
+            operands = "".join(f"{n}_s, " for n in reads)
+            return [f"{results}= {rendered.name}({operands}{params})"]
+        return [*self.to_arrays(reads), self.extra.call(call.rendered, args, call.extent),
+                *self.from_arrays(writes)]

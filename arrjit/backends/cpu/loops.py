@@ -7,9 +7,6 @@ plans from Python.
 """
 from __future__ import annotations
 
-import hashlib
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
@@ -19,8 +16,7 @@ from ...core.ir import Op
 from ...plan import LoopStep, OutputKind
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
-from . import drivers, indexing, products, scalars, sequences
-from .codegen import NJIT_OPTIONS, RenderedKernel
+from . import drivers, indexing, products, sequences
 from .segments import LibrarySegment, compile_entry, not_compiled, uncompiled
 from .target import cache_key_fields
 
@@ -76,117 +72,6 @@ class LoopSegment:
             bufs[slot] = value
 
 
-@dataclass
-class _Arguments:
-    """What a loop function takes after its carries and invariants, collected while its
-    statements are laid out: constants ``c<k>``, scratch buffers ``t<k>``, the kernels'
-    parameter vectors ``P<k>`` and, last, the extents ``E``; and the functions it calls."""
-
-    constants: list[np.ndarray] = field(default_factory=list)
-    temps: list[tuple[tuple[int, ...], np.dtype]] = field(default_factory=list)
-    params: list[np.ndarray] = field(default_factory=list)
-    extents: list[int] = field(default_factory=list)
-    functions: dict[str, str] = field(default_factory=dict)
-    nested: int = 0           # nested loops laid out so far (their results' names)
-    scalar_calls: int = 0     # kernels called in their scalar form (values in registers)
-    array_calls: int = 0      # kernels and library steps called on arrays
-
-    def constant(self, value: np.ndarray) -> str:
-        self.constants.append(value)
-        return f"c{len(self.constants) - 1}"
-
-    def temp(self, shape: tuple[int, ...], dtype: np.dtype) -> str:
-        self.temps.append((shape, dtype))
-        return f"t{len(self.temps) - 1}"
-
-    def param(self, vector: np.ndarray) -> str:
-        self.params.append(vector)
-        return f"P{len(self.params) - 1}"
-
-    def call(self, kernel: RenderedKernel, args: tuple[str, ...], extent: int) -> str:
-        """The statement calling ``kernel`` on the driver variables ``args``."""
-        self.functions[kernel.name] = kernel.source
-        self.array_calls += 1
-        self.extents.append(extent)
-        return (f"{kernel.name}({', '.join(args)}, {self.param(kernel.params)}, 0, "
-                f"E[{len(self.extents) - 1}])")
-
-    def names(self) -> list[str]:
-        return ([f"c{k}" for k in range(len(self.constants))] +
-                [f"t{k}" for k in range(len(self.temps))] +
-                [f"P{k}" for k in range(len(self.params))])
-
-
-@dataclass
-class _NativeLoop:
-    """One loop as a numba function: ``<name>(now..., nxt..., invariants..., c..., t...,
-    P..., E)`` runs it on the carries in ``now`` (``nxt`` is their second buffer) and returns
-    the final carries. The top-level loop's is the module's ``driver``."""
-
-    carry_avals: list[Aval]
-    invariant_avals: list[Aval]   # the condition's loop-invariant inputs, then the body's
-    arguments: list[str]          # its parameters before E
-    lines: list[str]              # its body
-    extra: _Arguments
-    kept: frozenset[int]          # carries updated in their own buffer (never swapped)
-
-    def definition(self, name: str) -> str:
-        return (f"@njit({NJIT_OPTIONS})\ndef {name}({', '.join(self.arguments + ['E'])}):\n"
-                + "\n".join(self.lines) + "\n")
-
-    @cached_property
-    def source(self) -> str:
-        return drivers.render_functions({**self.extra.functions,
-                                         "driver": self.definition("driver")})
-
-    @cached_property
-    def extents(self) -> np.ndarray:
-        return np.asarray(self.extra.extents, np.int64)
-
-    def values(self, operands, n_carry: int) -> list:
-        """The driver's arguments for one run on ``operands`` (carry, then invariants)."""
-        carry = [np.array(x) for x in operands[:n_carry]]           # copies: the loop swaps
-        return self._arguments(carry, list(operands[n_carry:]))
-
-    def example_values(self) -> list:
-        def empty(a: Aval) -> np.ndarray:
-            return np.empty((0,) * len(a.shape), a.dtype)
-        return self._arguments([empty(a) for a in self.carry_avals],
-                               [empty(a) for a in self.invariant_avals])
-
-    def _arguments(self, carry: list, invariant: list) -> list:
-        extra = self.extra
-        return [*carry, *(np.empty_like(x) for x in carry), *invariant, *extra.constants,
-                *(np.empty(shape, dtype) for shape, dtype in extra.temps), *extra.params,
-                self.extents]
-
-    def call_nested(self, outer: _Arguments, carry: list[str], invariants: list[str],
-                    results: list[str], scalar: set[str], handed: set[int]) -> list[str]:
-        """Statements of an enclosing loop function that run this loop on its variables
-        ``carry`` and ``invariants`` and bind the final carries to ``results``: the carries
-        are copied into two scratch buffers of the enclosing function (the loop swaps them),
-        except the carries in ``handed``, whose buffer the enclosing function hands over
-        (this loop updates them in place, ``kept``); this loop's own arguments become the
-        enclosing function's (``scalar``: the enclosing function's names whose value is the
-        local ``<name>_s``)."""
-        definition = self.definition("{name}")
-        name = "loop_" + hashlib.sha256(definition.encode()).hexdigest()[:16]
-        outer.functions.update(self.extra.functions)
-        outer.functions[name] = self.definition(name)
-        now = [x if k in handed else outer.temp(a.shape, a.dtype)
-               for k, (x, a) in enumerate(zip(carry, self.carry_avals))]
-        nxt = [x if k in handed else outer.temp(a.shape, a.dtype)   # unused when handed
-               for k, (x, a) in enumerate(zip(carry, self.carry_avals))]
-        own = ([outer.constant(c) for c in self.extra.constants] +
-               [outer.temp(shape, dtype) for shape, dtype in self.extra.temps] +
-               [outer.param(p) for p in self.extra.params] + [outer.constant(self.extents)])
-        lines = [f"_M.flat({buf})[0] = {x}_s" if x in scalar else
-                 f"_M.copy_elements({buf}, {x})"
-                 for k, (buf, x) in enumerate(zip(now, carry)) if k not in handed]
-        lines.append(f"{', '.join(results)}, = {name}({', '.join(now + nxt + invariants + own)})")
-        return lines
-
-
 # The library steps a driver runs natively, each with its renderer (``supported``/``render``).
 NATIVE_LIBRARY = (indexing, products, sequences)
 
@@ -205,57 +90,8 @@ def _read_slots(seg) -> list[int]:
     return [s for call in seg.calls for s in call.read_slots]
 
 
-class _Layout:
-    """The statements of one loop function, laid out from its condition and body plans.
-
-    A 0-d value (a counter, a scalar carry) lives in a local variable ``<name>_s``: kernels
-    over 0-d values only are called in their scalar form (``scalars``); where an array is
-    needed (other kernels, library steps, nested loops) the value is stored into its 0-d
-    buffer ``<name>`` before the call and read back after a call that writes it."""
-
-    def __init__(self, extra: _Arguments):
-        self.extra = extra
-        self.scalar: set[str] = set()    # names whose value is the local ``<name>_s``
-        self.inputs: set[str] = set()    # the loop's invariants and constants: read only
-        self.entry: list[str] = []       # before the loop: 0-d arguments into locals
-
-    def argument(self, name: str, aval: Aval) -> str:
-        if aval.ndim == 0:
-            self.scalar.add(name)
-            self.entry.append(f"{name}_s = _M.flat({name})[0]")
-        return name
-
-    def value(self, name: str, aval: Aval) -> str:
-        if aval.ndim == 0:
-            self.scalar.add(name)
-        return name
-
-    def to_arrays(self, names) -> list[str]:
-        """Store 0-d values into their buffers (inputs never change: already there)."""
-        return [f"_M.flat({n})[0] = {n}_s" for n in dict.fromkeys(names)
-                if n in self.scalar and n not in self.inputs]
-
-    def from_arrays(self, names) -> list[str]:
-        return [f"{n}_s = _M.flat({n})[0]" for n in dict.fromkeys(names) if n in self.scalar]
-
-    def kernel(self, call, names: dict[int, str]) -> list[str]:
-        args = tuple(names[s] for s in call.slots)
-        n_writes = len(call.kernel.writes)
-        writes, reads = args[:n_writes], args[n_writes:]
-        if scalars.scalar_kernel(call.kernel):
-            rendered = scalars.render_scalar_kernel(call.kernel)
-            self.extra.functions[rendered.name] = rendered.source
-            params = self.extra.param(rendered.params)
-            self.extra.scalar_calls += 1
-            results = "".join(f"{n}_s, " for n in writes)
-            operands = "".join(f"{n}_s, " for n in reads)
-            return [f"{results}= {rendered.name}({operands}{params})"]
-        return [*self.to_arrays(reads), self.extra.call(call.rendered, args, call.extent),
-                *self.from_arrays(writes)]
-
-
 def _library_call(seg: LibrarySegment, plan, names: dict[int, str], carried: list[int],
-                  layout: _Layout, later_reads: set[int], kept: set[int]) -> list[str]:
+                  layout: drivers.LoopLayout, later_reads: set[int], kept: set[int]) -> list[str]:
     """A library step (gather, scatter, concatenation, product) in a native driver: names its
     output and returns the statements. A scatter updates
     its operand's buffer in place when nothing reads that buffer afterwards and it is a value
@@ -297,7 +133,7 @@ def _library_call(seg: LibrarySegment, plan, names: dict[int, str], carried: lis
 
 
 def _nested_loop(seg: LoopSegment, names: dict[int, str], outputs: list[int],
-                 layout: _Layout, slot_avals: list[Aval], later_reads: set[int],
+                 layout: drivers.LoopLayout, slot_avals: list[Aval], later_reads: set[int],
                  kept: set[int]) -> list[str]:
     """A loop inside a loop's condition or body (``outputs``: the body's results, whose
     buffers are ``nxt<k>``): its function is called by the enclosing one. A carry the inner
@@ -357,12 +193,12 @@ def _obstacle(cond: "CpuExecutable", body: "CpuExecutable") -> str | None:
     return None
 
 
-def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> _NativeLoop:
+def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> drivers.LoopFunction:
     """Lay out the native function of a loop whose plans ``_obstacle`` accepts."""
     n_carry = len(body.plan.outputs)
     carry_avals = body.plan.slot_avals[:n_carry]
-    extra = _Arguments()
-    layout = _Layout(extra)
+    extra = drivers.LoopArguments()
+    layout = drivers.LoopLayout(extra)
     arguments = [layout.argument(f"now{k}", a) for k, a in enumerate(carry_avals)]
     arguments += [f"nxt{k}" for k in range(n_carry)]
     invariant: list[Aval] = []
@@ -411,5 +247,5 @@ def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> _NativeLoop:
         [(f"now{k}", f"nxt{k}", f"now{k}" in layout.scalar) for k in swapped],
         layout.to_arrays(f"now{k}" for k in range(n_carry)),
         [f"now{k}" for k in range(n_carry)])
-    return _NativeLoop(carry_avals, invariant, arguments + extra.names(), lines, extra,
+    return drivers.LoopFunction(carry_avals, invariant, arguments + extra.names(), lines, extra,
                        frozenset(kept))
