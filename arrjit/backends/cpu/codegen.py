@@ -28,7 +28,11 @@ from .expressions import EXPRESSIONS, expression, literal
 # do (no FMA contraction, no reassociation), and they vectorise without it.
 # no_cfunc_wrapper: entries are called from Python (the CPython wrapper) or from other
 # kernels, never as C callbacks; numba would build and optimise a C wrapper for each anyway.
-NJIT_OPTIONS = 'nogil=True, error_model="numpy", no_cfunc_wrapper=True, cache=CACHE, forceinline=True'
+NJIT_OPTIONS = 'nogil=True, error_model="numpy", no_cfunc_wrapper=True, cache=CACHE'
+# Functions that loop drivers call are inlined into them (LLVM's alwaysinline: LLVM left
+# them as calls, one per statement of a loop step). Kernels are not inlined into the thread
+# workers, whose try block around the call slowed the vectorised loop.
+DRIVER_OPTIONS = NJIT_OPTIONS + ", forceinline=True"
 # Reduction kernels may reassociate (never nnan/ninf): the accumulation vectorises, and the sum
 # order already differs from NumPy's pairwise summation (results agree within rounding).
 REDUCTION_OPTIONS = NJIT_OPTIONS + ', fastmath={"reassoc"}'
@@ -60,6 +64,13 @@ class RenderedKernel:
     source: str               # the function definition, decorated
     params: np.ndarray        # the P vector for this call's sizes
     column_order: bool = False   # a reduction over leading axes, rows outside (``columns``)
+
+    def inlined(self) -> "RenderedKernel":
+        """The same functions, inlined into their callers (for a loop driver's module)."""
+        source = self.source
+        for options in (NJIT_OPTIONS, REDUCTION_OPTIONS):
+            source = source.replace(f"@njit({options})\n", f"@njit({options}, forceinline=True)\n")
+        return replace(self, source=source)
 
 
 # How each reduction rule's ``update`` folds a value ``v`` into an accumulator ``acc``.

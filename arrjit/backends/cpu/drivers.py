@@ -12,7 +12,7 @@ import numpy as np
 from ...core.dtypes import Aval
 from ...passes.kernel import Kernel
 from . import scalars
-from .codegen import NJIT_OPTIONS, PRELUDE, RenderedKernel, array_names
+from .codegen import DRIVER_OPTIONS, NJIT_OPTIONS, PRELUDE, RenderedKernel, array_names
 from .splits import partial_arrays
 
 
@@ -201,7 +201,7 @@ class LoopArguments:
 
     def call(self, kernel: RenderedKernel, args: tuple[str, ...], extent: int) -> str:
         """The statement calling ``kernel`` on the driver variables ``args``."""
-        self.functions[kernel.name] = kernel.source
+        self.functions[kernel.name] = kernel.inlined().source
         self.array_calls += 1
         self.extents.append(extent)
         return (f"{kernel.name}({', '.join(args)}, {self.param(kernel.params)}, 0, "
@@ -227,7 +227,7 @@ class LoopFunction:
     kept: frozenset[int]          # carries updated in their own buffer (never swapped)
 
     def definition(self, name: str) -> str:
-        return (f"@njit({NJIT_OPTIONS})\ndef {name}({', '.join(self.arguments + ['E'])}):\n"
+        return (f"@njit({DRIVER_OPTIONS})\ndef {name}({', '.join(self.arguments + ['E'])}):\n"
                 + "\n".join(self.lines) + "\n")
 
     @cached_property

@@ -38,7 +38,7 @@ from ...core.dtypes import Aval
 from ...core.ir import Op
 from ...core.library import SCATTER_UFUNCS, indexed_shape, is_array_item
 from ...plan import LibraryStep
-from .codegen import NJIT_OPTIONS, RenderedKernel
+from .codegen import DRIVER_OPTIONS, RenderedKernel
 
 
 class OutOfBounds(IndexError):
@@ -103,7 +103,7 @@ def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool,
     name = f"{node.op.value}_{hashlib.sha256(body.encode()).hexdigest()[:16]}"
     writes = "" if returns else "w0, "
     source = (f"from {__name__} import OutOfBounds\n\n\n"
-              f"@njit({NJIT_OPTIONS})\ndef {name}({writes}{reads}, P, start, stop):\n{body}\n")
+              f"@njit({DRIVER_OPTIONS})\ndef {name}({writes}{reads}, P, start, stop):\n{body}\n")
     return RenderedKernel(name, source, np.zeros(1, np.int64))
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from ...passes.kernel import Const, Kernel, Load
 from ..source import constant_text, type_name
 from .access import ParamTable
-from .codegen import NJIT_OPTIONS, RenderedKernel
+from .codegen import DRIVER_OPTIONS, RenderedKernel
 from .expressions import expression
 
 
@@ -63,5 +63,5 @@ def render_scalar_kernel(kernel: Kernel) -> RenderedKernel:
     text = "\n".join("    " + line for line in params.prologue() + lines)
     digest = hashlib.sha256((", ".join(signature) + "\n" + text).encode()).hexdigest()[:16]
     name = f"scalar_{digest}"
-    source = f"@njit({NJIT_OPTIONS})\ndef {name}({', '.join(signature)}):\n{text}\n"
+    source = f"@njit({DRIVER_OPTIONS})\ndef {name}({', '.join(signature)}):\n{text}\n"
     return RenderedKernel(name, source, np.asarray(params.values, dtype=np.int64))

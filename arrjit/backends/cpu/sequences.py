@@ -33,7 +33,7 @@ from ...core.dtypes import Aval
 from ...core.ir import Op
 from ...plan import LibraryStep
 from ..source import type_name
-from .codegen import NJIT_OPTIONS, RenderedKernel
+from .codegen import DRIVER_OPTIONS, RenderedKernel
 
 RUNNING = {Op.CUMSUM: "+", Op.CUMPROD: "*"}
 SORTS = {Op.SORT: "np.sort(line)", Op.ARGSORT: 'np.argsort(line, kind="mergesort")'}
@@ -58,7 +58,7 @@ def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> Ren
     axis = step.node.param["axis"] % x.ndim
     body = render_body(step.node.op, x, out.dtype, axis)
     name = f"{step.node.op.value}_{hashlib.sha256(body.encode()).hexdigest()[:16]}"
-    source = f"@njit({NJIT_OPTIONS})\ndef {name}(w0, r0, P, start, stop):\n{body}\n"
+    source = f"@njit({DRIVER_OPTIONS})\ndef {name}(w0, r0, P, start, stop):\n{body}\n"
     return RenderedKernel(name, source, np.zeros(1, np.int64))
 
 
