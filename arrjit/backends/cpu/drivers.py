@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,6 +15,9 @@ from ...passes.kernel import Kernel
 from . import scalars
 from .codegen import DRIVER_OPTIONS, NJIT_OPTIONS, PRELUDE, RenderedKernel, array_names
 from .splits import partial_arrays
+
+if TYPE_CHECKING:  # segments import this module
+    from .segments import KernelCall
 
 
 # The ``state`` array shared by the threads running one worker (see ``backends.cpu.threads``):
@@ -232,8 +236,7 @@ class LoopFunction:
 
     @cached_property
     def source(self) -> str:
-        return render_functions({**self.extra.functions,
-                                         "driver": self.definition("driver")})
+        return render_functions({**self.extra.functions, "driver": self.definition("driver")})
 
     @cached_property
     def extents(self) -> np.ndarray:
@@ -316,7 +319,8 @@ class LoopLayout:
     def from_arrays(self, names) -> list[str]:
         return [f"{n}_s = _M.flat({n})[0]" for n in dict.fromkeys(names) if n in self.scalar]
 
-    def kernel(self, call, names: dict[int, str]) -> list[str]:
+    def kernel(self, call: "KernelCall", names: dict[int, str]) -> list[str]:
+        """The statements calling ``call``'s kernel on the variables of its slots."""
         args = tuple(names[s] for s in call.slots)
         n_writes = len(call.kernel.writes)
         writes, reads = args[:n_writes], args[n_writes:]

@@ -83,9 +83,7 @@ def _native_renderer(step, slot_avals):
 
 
 def _read_slots(seg) -> list[int]:
-    if isinstance(seg, LibrarySegment):
-        return list(seg.in_slots)
-    if isinstance(seg, LoopSegment):
+    if isinstance(seg, (LibrarySegment, LoopSegment)):
         return list(seg.in_slots)
     return [s for call in seg.calls for s in call.read_slots]
 
@@ -226,14 +224,13 @@ def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> drivers.LoopFu
                         else extra.temp(a.shape, a.dtype))
                 names[a.slot] = layout.value(name, plan.slot_avals[a.slot])
         for k_seg, seg in enumerate(executable.segments):
-            if isinstance(seg, LibrarySegment):
+            if isinstance(seg, (LibrarySegment, LoopSegment)):
                 later = {s for other in executable.segments[k_seg + 1:]
                          for s in _read_slots(other)} | set(outputs)
+            if isinstance(seg, LibrarySegment):
                 statements[which].extend(
                     _library_call(seg, plan, names, results, layout, later, kept))
             elif isinstance(seg, LoopSegment):
-                later = {s for other in executable.segments[k_seg + 1:]
-                         for s in _read_slots(other)} | set(outputs)
                 statements[which].extend(
                     _nested_loop(seg, names, results, layout, plan.slot_avals, later, kept))
             else:
@@ -247,5 +244,5 @@ def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> drivers.LoopFu
         [(f"now{k}", f"nxt{k}", f"now{k}" in layout.scalar) for k in swapped],
         layout.to_arrays(f"now{k}" for k in range(n_carry)),
         [f"now{k}" for k in range(n_carry)])
-    return drivers.LoopFunction(carry_avals, invariant, arguments + extra.names(), lines, extra,
-                       frozenset(kept))
+    return drivers.LoopFunction(carry_avals, invariant, arguments + extra.names(), lines,
+                                extra, frozenset(kept))
