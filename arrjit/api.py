@@ -28,7 +28,7 @@ from .backends import Backend, Executable, get_backend
 from .config import config
 from .core import interpret
 from .core.dtypes import check_supported
-from .core.ir import Graph, format_graph
+from .core.ir import Graph
 from .core.trace import TraceContext, Tracer, current_trace, tracing
 from .core.tree import TreeDef, flatten_with_paths, unflatten
 from .explain import explain_miss
@@ -37,6 +37,7 @@ from .plan import Plan, build_plan
 from .runtime import compile as compiler, pool as buffers
 from .runtime.compile import CompileStats
 from . import hotpath, tiers
+from .stages import Lowered
 from .signature import (PYTHON_SCALARS, ArgumentBinding, Default, as_array, leaf_aval,
                         unwrap)
 
@@ -65,6 +66,13 @@ class _Entry:
     single_output: bool = False
     run: Callable | None = None  # the executable's generated runner, for the fast hit path
     pending: tiers.BackgroundCompile | None = None   # compile="background"
+    rendered: Executable | None = None   # the backend's executable, compiled or not yet
+    fast_path: bool = False    # the hot path may call ``run`` (see ``hotpath``)
+
+    @property
+    def uncompiled(self) -> bool:
+        """Rendered (by ``lower()``) and not compiled, nor compiling in the background."""
+        return self.rendered is not None and self.executable is None and self.pending is None
 
 
 _all_jitted: "weakref.WeakSet[Jitted]" = weakref.WeakSet()
@@ -119,6 +127,8 @@ class Jitted(ArgumentBinding):
         else:
             self._hits += 1
             self._cache.move_to_end(key)
+            if entry.uncompiled:               # lowered, not compiled yet
+                self._compile(entry, self._background)
         if entry.pending is not None:
             self._adopt(entry, wait=False)
         if entry.executable is None:
@@ -160,14 +170,20 @@ class Jitted(ArgumentBinding):
                     del self._cache[key]
             raise
         entry.executable = executable
-        entry.run = executable.fast_run if not entry.convert else None
+        entry.run = executable.fast_run if entry.fast_path else None
 
     def block_until_compiled(self) -> "Jitted":
         """Wait until every signature seen so far runs compiled code (``compile="background"``;
         a no-op otherwise). Returns the function, so ``f.block_until_compiled()(x)`` works."""
         for entry in list(self._cache.values()):
+            if entry.uncompiled:
+                self._compile(entry, background=False)
             self._adopt(entry, wait=True)
         return self
+
+    @property
+    def _background(self) -> bool:
+        return tiers.resolve(self._compile_mode) == "background"
 
     def _logged_first_run(self, entry: _Entry, leaves: list, before: tuple):
         stats = self._stats
@@ -234,7 +250,8 @@ class Jitted(ArgumentBinding):
             f"functions return arrays, scalars, or tuples/lists/dicts of them")
 
     def _build(self, values: Sequence, leaves: list) -> _Entry:
-        """The pipeline for one signature: trace, lower (simplify, fuse), plan, compile."""
+        """The pipeline for one signature up to compiling: trace, lower (simplify, fuse),
+        plan, and render the plan for the backend (``_compile`` compiles it)."""
         t0 = time.perf_counter()
         graph, out_tree, names, donated = self._trace(values, leaves)
         t1 = time.perf_counter()
@@ -246,35 +263,55 @@ class Jitted(ArgumentBinding):
         t2 = time.perf_counter()
         donate = [i for i in donated if i not in convert]
         plan = build_plan(lowered, donate=donate, arg_names=names)
+        prepared = self._backend.prepare(plan)
         t3 = time.perf_counter()
-        if tiers.resolve(self._compile_mode) == "background" and self._backend.name == "cpu":
-            backend, stats = self._backend, self._stats
-            self._last_times = {"trace": t1 - t0, "fuse": t2 - t1, "codegen": t3 - t2}
-            return _Entry(plan, None, lowered.graph, out_tree, convert, single,
-                          pending=tiers.BackgroundCompile(lambda: backend.compile(plan, stats)))
-        before = (self._stats.compile_seconds, self._stats.load_seconds)
-        executable = self._backend.compile(plan, self._stats)
-        t4 = time.perf_counter()
-        native = (self._stats.compile_seconds - before[0]) + (self._stats.load_seconds - before[1])
-        self._last_times = {"trace": t1 - t0, "fuse": t2 - t1,
-                            "codegen": t3 - t2 + max(0.0, t4 - t3 - native)}
-        run = hotpath.runner(executable, leaves, convert, self._backend.name == "cpu")
-        return _Entry(plan, executable, lowered.graph, out_tree, convert, single, run)
+        self._last_times = {"trace": t1 - t0, "fuse": t2 - t1, "codegen": t3 - t2}
+        fast_path = hotpath.takes_fast_path(leaves, convert, self._backend.name == "cpu")
+        return _Entry(plan, None, lowered.graph, out_tree, convert, single,
+                      rendered=prepared, fast_path=fast_path)
+
+    def _compile(self, entry: _Entry, background: bool) -> None:
+        """Compile ``entry``'s rendered executable: on the background compile thread
+        (``background``, CPU; the interpreter answers calls meanwhile), else now."""
+        executable = entry.rendered
+        assert executable is not None
+        stats = self._stats
+        if background and self._backend.name == "cpu":
+            def compile_plan() -> Executable:
+                executable.compile(stats)
+                return executable
+            entry.pending = tiers.BackgroundCompile(compile_plan)
+            return
+        before = stats.compile_seconds + stats.load_seconds
+        t0 = time.perf_counter()
+        executable.compile(stats)
+        native = stats.compile_seconds + stats.load_seconds - before
+        self._last_times["codegen"] = (self._last_times.get("codegen", 0.0) +
+                                       max(0.0, time.perf_counter() - t0 - native))
+        entry.executable = executable
+        entry.run = executable.fast_run if entry.fast_path else None
 
     def _miss(self, key, values: Sequence, leaves: list) -> _Entry:
         self._misses += 1
         explain_miss(self, key)
         entry = self._build(values, leaves)
+        if entry.uncompiled:
+            self._compile(entry, self._background)
+        self._remember(key, entry)
+        return entry
+
+    def _remember(self, key, entry: _Entry) -> None:
         self._history.append(key)
         del self._history[:-64]
         self._cache[key] = entry
         while len(self._cache) > max(1, config.max_signatures_per_function):
             self._cache.popitem(last=False)
-        return entry
 
     # -- introspection ------------------------------------------------------------------------
     def lower(self, *args, **kwargs) -> "Lowered":
-        """Trace and plan for these arguments without running: ``.as_text()``, ``.compile()``."""
+        """Trace, plan and render for these arguments, without compiling or running (as
+        ``jax.jit(f).lower``): ``.as_text()``, ``.kernels``, ``.loops``; ``.compile()``
+        compiles. A signature lowered first compiles on its first call."""
         values = self._bind(args, kwargs)
         key, leaves = self._key(values)
         for claims, _ in _collection_handlers:
@@ -285,8 +322,11 @@ class Jitted(ArgumentBinding):
                     f"block. To see a block's program, lower with a NumPy array of the "
                     f"block's shape, e.g. f.lower(x.blocks[0].compute())")
         entry = self._cache.get(key)
-        if entry is None:
-            entry = self._miss(key, values, leaves)
+        if entry is None:               # traced, lowered and planned; compiled when called
+            self._misses += 1
+            explain_miss(self, key)
+            entry = self._build(values, leaves)
+            self._remember(key, entry)
         if entry.pending is not None:   # no call to answer first
             entry.pending.start()
         return Lowered(self, entry)
@@ -338,55 +378,6 @@ class Jitted(ArgumentBinding):
         if obj is None:
             return self
         return functools.partial(self, obj)
-
-
-class Lowered:
-    """A traced and planned call signature."""
-
-    def __init__(self, jitted: Jitted, entry: _Entry):
-        self._jitted = jitted
-        self._entry = entry
-
-    @property
-    def graph(self) -> Graph:
-        return self._entry.graph
-
-    @property
-    def kernels(self) -> list:
-        """The fused loop nests (``len(lowered.kernels)`` is the kernel count)."""
-        return [] if self._entry.plan is None else list(self._entry.plan.kernels)
-
-    @property
-    def loops(self) -> list[str]:
-        """How each loop of the program runs: natively, or from Python and why."""
-        return [] if self._entry.executable is None else list(self._entry.executable.loops)
-
-    def as_text(self) -> str:
-        parts = [format_graph(self._entry.graph)]
-        if self._entry.executable is not None:
-            parts.append(f"# {len(self.kernels)} kernel(s)")
-            parts.extend(f"# loop {k}: {report}" for k, report in enumerate(self.loops))
-            parts.extend(self._entry.executable.sources)
-        return "\n\n".join(parts)
-
-    def compile(self) -> "Compiled":
-        return Compiled(self._jitted, self._entry)
-
-
-class Compiled:
-    """An ahead-of-time compiled call signature; call it with arguments of that signature."""
-
-    def __init__(self, jitted: Jitted, entry: _Entry):
-        self._jitted = jitted
-        self._entry = entry
-
-    def __call__(self, *args, **kwargs):
-        values = self._jitted._bind(args, kwargs)
-        key, leaves = self._jitted._key(values)
-        if self._jitted._cache.get(key) is not self._entry:
-            raise TypeError(f"this compiled {self._jitted._name} was lowered for other argument "
-                            f"shapes/dtypes/static values; call the jitted function instead")
-        return self._jitted(*args, **kwargs)
 
 
 def _rebuild_jitted(fun: Callable, options: dict) -> "Jitted":

@@ -10,7 +10,7 @@ array([3., 3.])
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -54,11 +54,9 @@ def make_fast_hit(jitted: "Jitted") -> Callable:
     return namespace["fast_hit"]
 
 
-def runner(executable: Any, leaves: Sequence, convert: Sequence[int],
-           host: bool) -> Callable | None:
-    """The generated runner the hot path may call for a signature: the executable's own, when
-    the only leaves it must convert are scalars (the hot path turns those into 0-d arrays)
-    and the backend runs on host arrays (``host``)."""
-    if any(type(leaves[i]) not in SCALAR_LEAVES for i in convert) or (convert and not host):
-        return None
-    return executable.fast_run
+def takes_fast_path(leaves: Sequence, convert: Sequence[int], host: bool) -> bool:
+    """Whether the hot path may call a signature's generated runner (the executable's
+    ``fast_run``): when the only leaves it must convert are scalars (the hot path turns those
+    into 0-d arrays) and the backend runs on host arrays (``host``)."""
+    return not (any(type(leaves[i]) not in SCALAR_LEAVES for i in convert)
+                or (convert and not host))

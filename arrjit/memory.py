@@ -6,7 +6,7 @@ that writes it only if every read of the input in that kernel is at the index be
 and no later step reads the input. A scatter (``x.at[...]``) of a donated input that nothing
 reads afterwards updates it in place.
 
-Buffers: an intermediate's buffer is allocated just before the segment that first writes it,
+Buffers: an intermediate's buffer is allocated just before the run that first writes it,
 released after the step that last reads it, and handed to a later intermediate of the same
 size and dtype, so peak memory stays near inputs + outputs + the largest live intermediates.
 """
@@ -143,20 +143,20 @@ class Alloc:
 
 @dataclass
 class StepMemory:
-    allocs: list[Alloc] = field(default_factory=list)   # before the segment runs
+    allocs: list[Alloc] = field(default_factory=list)   # before the run
     release: list[int] = field(default_factory=list)    # slots dropped after it
 
 
-def plan_buffers(segments_steps: Sequence[Sequence], slot: dict[Var, int],
+def plan_buffers(runs_steps: Sequence[Sequence], slot: dict[Var, int],
                  keep: set[int], donated: dict[Var, int],
                  pinned: frozenset[int] = frozenset()) -> list[StepMemory]:
-    """Allocation and release per segment. ``segments_steps`` lists the fused steps each
-    segment runs (in order); ``keep`` are slots that must survive (outputs); ``pinned``
+    """Allocation and release per run. ``runs_steps`` lists the fused steps each
+    run executes (in order); ``keep`` are slots that must survive (outputs); ``pinned``
     slots' buffers live on in another slot (updated in place), so no later value gets
     them. Lifetimes are
-    per step, so kernels inside one native segment share buffers too; references are
-    dropped after the segment in which a buffer dies."""
-    flat = [(s, step) for s, steps in enumerate(segments_steps) for step in steps]
+    per step, so kernels inside one run share buffers too; references are
+    dropped after the run in which a buffer dies."""
+    flat = [(s, step) for s, steps in enumerate(runs_steps) for step in steps]
     last_use: dict[int, int] = {}
     first_def: dict[int, int] = {}
     written: dict[int, Var] = {}
@@ -169,7 +169,7 @@ def plan_buffers(segments_steps: Sequence[Sequence], slot: dict[Var, int],
             last_use.setdefault(slot[v], t)
             if isinstance(step, Kernel):
                 written[slot[v]] = v
-    memory = [StepMemory() for _ in segments_steps]
+    memory = [StepMemory() for _ in runs_steps]
     free: dict[tuple[int, str], list[int]] = {}
     reused: set[int] = set()
     dying: dict[int, list[int]] = {}

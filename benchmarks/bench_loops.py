@@ -51,10 +51,10 @@ class ForiLoop:
         self.jf(self.jx).block_until_ready()
 
     def track_native_loop(self):
-        from arrjit.backends.cpu.loops import LoopSegment
+        from arrjit.backends.cpu.loops import LoopRun
 
-        segments = self.f.lower(self.x, STEPS)._entry.executable.segments
-        return int(any(isinstance(s, LoopSegment) and s.native is not None for s in segments))
+        segments = self.f.lower(self.x, STEPS)._entry.rendered.runs
+        return int(any(isinstance(s, LoopRun) and s.native is not None for s in segments))
 
 
 def forward_substitution(ns, loops, lower, rhs):

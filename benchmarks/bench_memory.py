@@ -63,4 +63,4 @@ class FiveStagePipeline:
         five_stage(np, self.x)
 
     def track_kernel_and_library_steps(self):
-        return len(self.f.lower(self.x)._entry.executable.segments)
+        return len(self.f.lower(self.x)._entry.rendered.runs)

@@ -7,7 +7,7 @@ import pytest
 import arrjit
 import arrjit.numpy as anp
 from arrjit.backends.cpu.runner import CpuExecutable, compile_ahead, example_buffers
-from arrjit.backends.cpu.segments import compile_in_worker
+from arrjit.backends.cpu.steps import compile_in_worker
 from arrjit.passes.lower import lower
 from arrjit.plan import build_plan
 from arrjit.runtime import cache as disk
@@ -45,21 +45,21 @@ def _uncompiled_executable(fn, *args):
     jitted = arrjit.jit(fn)
     _, leaves = jitted._key(args)
     graph = jitted._trace(args, leaves)[0]
-    return CpuExecutable(build_plan(lower(graph)), CompileStats(), compile=False)
+    return CpuExecutable(build_plan(lower(graph)))
 
 
 def test_workers_compile_every_kernel_and_the_caller_loads_them(one_worker):
     x = np.linspace(-2, 2, 300)
     executable = _uncompiled_executable(three_kernels, x)
     examples = example_buffers(executable.plan)
-    assert compile_ahead(executable.segments, examples)
+    assert compile_ahead(executable.runs, examples)
     assert one_worker.drain(timeout=300)
     stats = CompileStats()
     executable.compile(stats)
     assert stats.compiles == 0 and stats.disk_hits == 3 and stats.kernels == 3
     assert_same(executable.run([x])[0], numpy_three_kernels(x), rtol=1e-13)
     # stored now: nothing is left for the workers
-    assert not compile_ahead(executable.segments, examples)
+    assert not compile_ahead(executable.runs, examples)
 
 
 def test_a_program_compiled_alongside_workers_matches_numpy(one_worker):
@@ -77,7 +77,7 @@ def test_a_job_that_fails_in_a_worker_is_dropped_and_the_workers_go_on(one_worke
     assert one_worker.drain(timeout=300)
     x = np.linspace(0, 1, 100)
     executable = _uncompiled_executable(three_kernels, x)
-    assert compile_ahead(executable.segments, example_buffers(executable.plan))
+    assert compile_ahead(executable.runs, example_buffers(executable.plan))
     assert one_worker.drain(timeout=300)
     stats = CompileStats()
     executable.compile(stats)
@@ -93,7 +93,7 @@ def test_no_workers_when_configured_off_or_for_a_single_kernel(tmp_path):
         assert workers.worker_count() == 0 and workers.compile_workers() is None
         arrjit.config.update("compile_workers", 2)
         single = _uncompiled_executable(lambda x: anp.tan(x) * 0.5 - 7.0, np.ones(10))
-        assert not compile_ahead(single.segments, example_buffers(single.plan))
+        assert not compile_ahead(single.runs, example_buffers(single.plan))
     finally:
         arrjit.config.update("compile_workers", 0)
         arrjit.config.update("cache_dir", "")
@@ -105,10 +105,10 @@ def test_without_the_disk_cache_nothing_is_handed_to_the_workers(one_worker):
     examples = example_buffers(several.plan)
     arrjit.config.update("disable_disk_cache", True)
     try:
-        assert not compile_ahead(several.segments, examples)
+        assert not compile_ahead(several.runs, examples)
     finally:
         arrjit.config.update("disable_disk_cache", False)
-    assert compile_ahead(several.segments, examples)
+    assert compile_ahead(several.runs, examples)
     assert one_worker.drain(timeout=300)
 
 
@@ -123,7 +123,7 @@ def test_without_native_entries_no_job_is_handed_out(tmp_path):
     native = arrjit.config.native_entries
     try:
         arrjit.config.update("native_entries", False)
-        assert not compile_ahead(executable.segments, examples)
+        assert not compile_ahead(executable.runs, examples)
     finally:
         arrjit.config.update("native_entries", native)
         arrjit.config.update("compile_workers", 0)

@@ -8,10 +8,10 @@ from arrjit import errors, jit, lax, vmap
 from helpers import assert_same
 
 
-def _loop_segments(f, *args):
-    from arrjit.backends.cpu.loops import LoopSegment
+def _loop_runs(f, *args):
+    from arrjit.backends.cpu.loops import LoopRun
 
-    return [s for s in f.lower(*args)._entry.executable.segments if isinstance(s, LoopSegment)]
+    return [s for s in f.lower(*args)._entry.rendered.runs if isinstance(s, LoopRun)]
 
 
 def mandelbrot(ns_where, c_re, c_im, steps):
@@ -42,7 +42,7 @@ def test_mandelbrot_fori_loop_runs_natively_and_matches_numpy():
         return lax.fori_loop(0, 30, body, init)[2]
 
     assert_same(mandel(re, im), mandelbrot(np.where, re, im, 30))
-    (loop,) = _loop_segments(mandel, re, im)
+    (loop,) = _loop_runs(mandel, re, im)
     assert loop.native is not None  # one native driver: no Python per iteration
 
 
@@ -61,7 +61,7 @@ def test_heat_equation_with_at_set_inside_fori_loop():
         ref[1:-1] = ref[1:-1] + 0.25 * (ref[2:] - 2 * ref[1:-1] + ref[:-2])
     assert_same(heat(u0, 50), ref)
     np.testing.assert_array_equal(u0[32], 1.0)  # the input is not modified
-    (loop,) = _loop_segments(heat, u0, 50)
+    (loop,) = _loop_runs(heat, u0, 50)
     assert loop.native is not None  # the slice update runs inside the native driver
 
 
@@ -102,7 +102,7 @@ def test_loops_indexing_at_a_traced_position_run_natively_and_match_numpy(mode):
     for g, w in zip(got, want):
         assert_same(g, w)
     np.testing.assert_array_equal(out0, np.arange(12.0))
-    (loop,) = _loop_segments(f, x, out0)
+    (loop,) = _loop_runs(f, x, out0)
     assert loop.native is not None
 
 
@@ -115,7 +115,7 @@ def test_an_out_of_range_traced_position_in_a_native_loop_raises_numpy_s_index_e
     assert f(x, 4) == 6.0
     with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
         f(x, 5)
-    (loop,) = _loop_segments(f, x, 4)
+    (loop,) = _loop_runs(f, x, 4)
     assert loop.native is not None
 
 
@@ -280,7 +280,7 @@ def test_native_loops_gather_columns_by_position_and_by_index_vector():
     assert_same(jit(lambda e: program(anp, e, lax.fori_loop))(e), program(np, e, np_fori))
     vector = jit(lambda e, n: lax.fori_loop(0, n, lambda i, a: a + e[:, 2 * i + taps].sum(), 0j))
     assert_same(vector(e, 8), sum(e[:, 2 * i + taps].sum() for i in range(8)))
-    (loop,) = _loop_segments(vector, e, 8)
+    (loop,) = _loop_runs(vector, e, 8)
     assert loop.native is not None
     with pytest.raises(IndexError, match="index 20 is out of bounds for axis 1 with size 20"):
         vector(e, 10)
@@ -375,7 +375,7 @@ def test_vector_products_in_a_loop_body_run_natively(dtype):
     got = jitted(m, v0)
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
-    (loop,) = _loop_segments(jitted, m, v0)
+    (loop,) = _loop_runs(jitted, m, v0)
     assert loop.native is not None
 
 

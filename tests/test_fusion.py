@@ -205,8 +205,8 @@ def test_full_reductions_split_into_per_thread_partials(two_threads_from_1000_el
     for o, r in zip(out if isinstance(out, tuple) else (out,),
                     ref if isinstance(ref, tuple) else (ref,)):
         assert_same(o, r, rtol=1e-12 if np.asarray(r).dtype == np.float64 else 1e-6)
-    executable = jitted.lower(a)._entry.executable
-    assert [c.split for seg in executable.segments for c in seg.calls] == [True]
+    executable = jitted.lower(a)._entry.rendered
+    assert [c.split for seg in executable.runs for c in seg.calls] == [True]
     if "integer" not in name:        # NaN propagates (argmax/argmin: the first NaN)
         with_nan = a.copy()
         with_nan[[4321, 4500]] = np.nan

@@ -188,9 +188,9 @@ def programs(draw):
 
 
 def _native_everywhere(f, *args) -> bool:
-    from arrjit.backends.cpu.loops import LoopSegment
+    from arrjit.backends.cpu.loops import LoopRun
 
-    loops = [s for s in f.lower(*args)._entry.executable.segments if isinstance(s, LoopSegment)]
+    loops = [s for s in f.lower(*args)._entry.rendered.runs if isinstance(s, LoopRun)]
     return all(loop.native is not None for loop in loops)
 
 

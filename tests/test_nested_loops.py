@@ -13,9 +13,9 @@ from helpers import assert_same
 
 
 def _loops(f, *args):
-    from arrjit.backends.cpu.loops import LoopSegment
+    from arrjit.backends.cpu.loops import LoopRun
 
-    return [s for s in f.lower(*args)._entry.executable.segments if isinstance(s, LoopSegment)]
+    return [s for s in f.lower(*args)._entry.rendered.runs if isinstance(s, LoopRun)]
 
 
 def _count_python_iterations(loop) -> list[int]:
@@ -48,7 +48,7 @@ def test_crc32_runs_as_one_native_driver_and_matches_zlib():
     (loop,) = _loops(f, data)
     assert loop.native is not None and f.lower(data).loops == [
         "natively, one compiled driver for every iteration"]
-    (inner,) = [s for s in loop.body.segments if s.__class__ is loop.__class__]
+    (inner,) = [s for s in loop.body.runs if s.__class__ is loop.__class__]
     assert inner.native.extra.scalar_calls == 2      # the condition and the bit step
     assert inner.native.extra.array_calls == 0       # every value of the inner loop in registers
     calls = _count_python_iterations(loop)

@@ -63,7 +63,7 @@ def test_ndindex_and_arange_inside_jit():
 
 def _scatters_in_place(jitted, *args) -> dict[str, bool]:
     """Per scatter, by its mode and index: whether it updates its operand in place."""
-    plan = jitted.lower(*args)._entry.executable.plan
+    plan = jitted.lower(*args)._entry.rendered.plan
     return {f"{s.node.param['mode']} {s.node.param['index']}": s.in_place for s in plan.steps
             if getattr(s, "node", None) is not None and s.node.op.value == "scatter"}
 

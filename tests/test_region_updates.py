@@ -40,7 +40,7 @@ def test_a_slice_update_is_a_store_of_the_nest_computing_it():
     update = steps[-1]
     assert isinstance(update, Kernel) and update.sizes == (999,)  # over the region only
     assert update.stores[0].access.offset == 1
-    plan = arrjit.jit(f).lower(x)._entry.executable.plan
+    plan = arrjit.jit(f).lower(x)._entry.rendered.plan
     assert plan.steps[0].slots[0] == plan.steps[1].slots[0]         # one buffer, in place
     want = np.sin(x)
     want[1:] = x[:-1] * 2.0
@@ -185,7 +185,7 @@ def test_an_array_index_update_of_a_computed_value_is_a_library_step_in_place():
     def f(x, idx):
         return (x * 2.0).at[idx].add(1.0)
 
-    plan = arrjit.jit(f).lower(x, idx)._entry.executable.plan
+    plan = arrjit.jit(f).lower(x, idx)._entry.rendered.plan
     assert [s.in_place for s in plan.steps if getattr(s, "node", None) is not None] == [True]
     want = x * 2.0
     np.add.at(want, idx, 1.0)
@@ -223,7 +223,7 @@ def test_region_updates_on_threads_and_in_loops(two_threads_from_1000_elements):
 
 @pytest.mark.parametrize("threads", [False, True])
 def test_an_output_reshaping_a_buffer_of_its_own_is_a_view_of_it(threads, request):
-    if threads:     # the generic runner (threaded segments) and the generated hot path
+    if threads:     # the generic run loop (threaded kernels) and the generated hot path
         request.getfixturevalue("two_threads_from_1000_elements")
     x = np.arange(40.0)
 
@@ -233,7 +233,7 @@ def test_an_output_reshaping_a_buffer_of_its_own_is_a_view_of_it(threads, reques
         return z.reshape(n * n, 3), x.reshape(5, 8), (x * 2.0).reshape(8, 5)
 
     jitted = arrjit.jit(grid)
-    plan = jitted.lower(x)._entry.executable.plan
+    plan = jitted.lower(x)._entry.rendered.plan
     # (x * 2.0).reshape is computed in its own shape: no buffer of x * 2 to view
     assert [o.kind.value for o in plan.outputs] == ["view", "slot", "slot"]
     assert all(v.shape != (1600, 3) for s in plan.steps for v in s.kernel.writes)  # no copy

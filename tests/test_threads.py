@@ -18,7 +18,7 @@ from helpers import assert_same
 
 
 def _chunked(jitted, *args) -> list[bool]:
-    return [c.chunked for seg in jitted.lower(*args)._entry.executable.segments for c in seg.calls]
+    return [c.chunked for seg in jitted.lower(*args)._entry.rendered.runs for c in seg.calls]
 
 
 def test_chunks_run_once_each_and_errors_reach_the_caller(two_threads_either_dispatch):
@@ -44,14 +44,14 @@ def test_a_chunked_kernel_compiles_once_and_runs_serially_through_its_worker(
     """The worker is the only compile of a chunked kernel (its entry point would be the same
     kernel compiled again); a run too small to split is its worker on one chunk, and an
     error there compiles the entry point then, to raise it."""
-    from arrjit.backends.cpu.segments import SerialByChunk
+    from arrjit.backends.cpu.steps import SerialByChunk
 
     base = np.full(50_000, 2, dtype=np.int64)
     power = arrjit.jit(lambda a, b: a ** b + 1 - 2 * a)   # a kernel no other test has
     assert_same(power(base, np.ones_like(base)), np.full(50_000, -1, dtype=np.int64))
     info = power.cache_info()
     assert info.compiles + info.disk_hits == 1
-    (call,) = [c for seg in power.lower(base, base)._entry.executable.segments
+    (call,) = [c for seg in power.lower(base, base)._entry.rendered.runs
                for c in seg.calls]
     assert isinstance(call.entry, SerialByChunk)
     out = np.empty(50_000, np.int64)
@@ -67,7 +67,7 @@ def test_a_chunk_error_the_serial_run_does_not_raise_leaves_the_serial_answer(
         two_threads_from_1000_elements, monkeypatch):
     """A split reduction whose chunks report an error re-runs serially to raise it; should
     the serial run succeed, its result stands rather than the (incomplete) partials."""
-    from arrjit.backends.cpu import segments
+    from arrjit.backends.cpu import steps
 
     def chunks_reporting_an_error(worker, args, extent, chunks, threads):
         for part in args:
@@ -77,9 +77,9 @@ def test_a_chunk_error_the_serial_run_does_not_raise_leaves_the_serial_answer(
 
     x = np.linspace(-1.0, 1.0, 30_000)
     total = arrjit.jit(lambda x: (x * x).sum())
-    assert [c.split for seg in total.lower(x)._entry.executable.segments
+    assert [c.split for seg in total.lower(x)._entry.rendered.runs
             for c in seg.calls] == [True]
-    monkeypatch.setattr(segments, "run_chunks", chunks_reporting_an_error)
+    monkeypatch.setattr(steps, "run_chunks", chunks_reporting_an_error)
     np.testing.assert_allclose(total(x), (x * x).sum(), rtol=1e-12)
 
 
@@ -158,7 +158,7 @@ def test_a_helper_arriving_after_the_gate_closed_is_not_counted_out(two_helper_t
 
     x = np.arange(100_003, dtype=np.float64)
     f = arrjit.jit(lambda x: x * 2.0)
-    call = f.lower(x)._entry.executable.segments[0].calls[0]
+    call = f.lower(x)._entry.rendered.runs[0].calls[0]
     f(x)                                             # compiles the worker
     pool = threads.helpers(1)
     out = np.zeros_like(x)
@@ -232,7 +232,7 @@ def test_native_dispatch_runs_every_thread_in_one_call(two_threads_either_dispat
     x = np.arange(100_003, dtype=np.float64)
     f = arrjit.jit(lambda x: x * 2.0 + 1.0)
     assert_same(f(x), x * 2.0 + 1.0)
-    (call,) = [c for seg in f.lower(x)._entry.executable.segments for c in seg.calls]
+    (call,) = [c for seg in f.lower(x)._entry.rendered.runs for c in seg.calls]
     out = np.zeros_like(x)
     state = threads.chunk_state(8, 2)
     args = [out, x, call.rendered.params, x.size, 8, state, 0, 2, np.zeros(1, np.int64)]
@@ -279,7 +279,7 @@ def test_default_threads_settle_per_kernel_and_keep_results(monkeypatch):
     try:
         x = np.linspace(0.0, 1.0, MIN_PARALLEL_WORK // 2)
         f = arrjit.jit(lambda x: x * 3.0 - 1.0)
-        (call,) = [c for seg in f.lower(x)._entry.executable.segments for c in seg.calls]
+        (call,) = [c for seg in f.lower(x)._entry.rendered.runs for c in seg.calls]
         assert call.chunked and work(call.kernel) >= MIN_PARALLEL_WORK
         for _ in range(6):
             assert_same(f(x), x * 3.0 - 1.0)
@@ -311,7 +311,7 @@ def test_column_reductions_on_threads_are_numpy_s_bit_for_bit(two_threads_either
     reduce = COLUMN_REDUCTIONS[name]
     x = (np.random.default_rng(3).standard_normal(shape) * 3).astype(dtype)
     f = arrjit.jit(lambda x: reduce(anp, x))
-    call = [c for seg in f.lower(x)._entry.executable.segments for c in seg.calls
+    call = [c for seg in f.lower(x)._entry.rendered.runs for c in seg.calls
             if c.kernel.reductions][0]
     assert call.rendered.column_order
     float_sum = dtype == np.float64 and name in ("sum", "norm", "leading two", "sum and max")

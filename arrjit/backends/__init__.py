@@ -1,8 +1,9 @@
 """Backends: the one interface between the target-neutral plan and a target.
 
-A backend renders fused kernels to source, compiles them through the disk cache (when the
-plan is built, never while it runs), allocates buffers, runs a plan's steps on them and
-moves arrays to and from the host. ``jit(device=...)`` picks one from ``REGISTRY`` by name;
+A backend renders a plan's steps to runs (``executor.Run``; fused kernels to source), compiles
+them through the disk cache (when the plan is built, never while it runs), runs them on its
+buffers through the shared run loop (``executor.run_plan``) and moves arrays to and from the
+host. ``jit(device=...)`` picks one from ``REGISTRY`` by name;
 adding a target is a folder ``backends/<name>/`` and one registry row.
 
 >>> get_backend("cpu").name
@@ -13,26 +14,21 @@ adding a target is a folder ``backends/<name>/`` and one registry row.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol
 
 import numpy as np
 
 from ..core.dtypes import Aval
 from ..errors import DeviceUnavailableError
+from ..executor import CompiledPlan
 from ..passes.kernel import Kernel
 from ..plan import Plan
-from ..runtime.compile import CompileStats
 
 
-class Executable(Protocol):
-    """A plan compiled for one backend."""
+class Executable(CompiledPlan, Protocol):
+    """A plan rendered for one backend (``prepare``), then compiled (``compile``)."""
 
-    sources: list[str]                      # the generated source of every module
-    loops: list[str]                        # how each top-level loop runs, and why
     fast_run: Callable | None               # a specialised runner for the hot path, if any
-
-    def run(self, args: Sequence[Any]) -> list[Any]:
-        """Run on buffers of this backend (one per plan input); returns the outputs."""
 
 
 class Backend(Protocol):
@@ -49,8 +45,9 @@ class Backend(Protocol):
     def render_kernel(self, kernel: Kernel) -> str:
         """The source of one fused loop nest."""
 
-    def compile(self, plan: Plan, stats: CompileStats) -> Executable:
-        """Render and compile every step of ``plan`` (loop drivers included)."""
+    def prepare(self, plan: Plan) -> Executable:
+        """Render every step of ``plan`` (loop drivers included); ``Executable.compile``
+        compiles them."""
 
     def converts(self, x: Any) -> bool:
         """Whether argument leaf ``x`` must pass through ``to_device`` before ``run``."""

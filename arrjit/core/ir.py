@@ -131,7 +131,7 @@ class Op(enum.Enum):
     # control flow: params cond (Graph), body (Graph), n_carry, n_cond_consts, trip_count (None
     # or the iteration count known while tracing); several outputs
     WHILE = "while"
-    # library calls (kernel boundaries, run by arrjit.library between native segments)
+    # library calls (kernel boundaries, run by arrjit.library between kernels)
     MATMUL = "matmul"          # numpy.matmul semantics (BLAS for floating point)
     EINSUM = "einsum"          # params: subscripts
     CONCATENATE = "concatenate"  # params: axis

@@ -1,5 +1,5 @@
 """Library calls: primitives whose best implementation already exists in NumPy (BLAS matmul,
-sorting, fancy indexing, scatter with duplicates). A plan runs them between native segments on
+sorting, fancy indexing, scatter with duplicates). A plan runs them between kernels on
 materialised operands; the interpreter uses the same table, so both agree by construction.
 
 Each entry: ``fn(*operands, **params) -> ndarray`` (a tuple of them for an op with several

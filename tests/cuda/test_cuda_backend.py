@@ -392,10 +392,10 @@ def test_block_reductions_through_warp_shuffles(monkeypatch):
 
 
 def _loop_of(f, *args):
-    from arrjit.backends.cuda.runner import LoopCall
+    from arrjit.backends.cuda.runner import LoopRun
 
-    executable = f.lower(*args)._entry.executable
-    return next(step for step in executable.steps if isinstance(step, LoopCall))
+    executable = f.lower(*args)._entry.rendered
+    return next(step for step in executable.runs if isinstance(step, LoopRun))
 
 
 def test_fori_loop_with_static_bounds_never_reads_the_condition_back():

@@ -15,7 +15,6 @@ import numpy as np
 from ...core.dtypes import Aval
 from ...passes.kernel import Kernel
 from ...plan import Plan
-from ...runtime.compile import CompileStats
 from ...signature import as_array
 from . import codegen
 from .runner import CpuExecutable
@@ -36,8 +35,8 @@ class CpuBackend:
     def render_kernel(self, kernel: Kernel) -> str:
         return codegen.render_kernel(kernel).source
 
-    def compile(self, plan: Plan, stats: CompileStats) -> CpuExecutable:
-        return CpuExecutable(plan, stats)
+    def prepare(self, plan: Plan) -> CpuExecutable:
+        return CpuExecutable(plan)
 
     def allocate(self, aval: Aval) -> np.ndarray:
         return np.empty(aval.shape, aval.dtype)

@@ -1,5 +1,5 @@
 """Native drivers around rendered kernels: the thread workers and the helper threads'
-functions, segment modules, and the functions of native loops (``LoopFunction``, laid out by
+functions, kernel modules, and the functions of native loops (``LoopFunction``, laid out by
 ``backends/cpu/loops.py`` with ``LoopArguments`` and ``LoopLayout``)."""
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from . import scalars
 from .codegen import DRIVER_OPTIONS, NJIT_OPTIONS, PRELUDE, RenderedKernel, array_names
 from .splits import partial_arrays
 
-if TYPE_CHECKING:  # segments import this module
-    from .segments import KernelCall
+if TYPE_CHECKING:  # steps imports this module
+    from .steps import KernelCall
 
 
 # The ``state`` array shared by the threads running one worker (see ``backends.cpu.threads``):

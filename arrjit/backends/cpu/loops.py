@@ -7,31 +7,38 @@ plans from Python.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
 import numpy as np
 
 from ...core.dtypes import Aval
 from ...core.ir import Op
+from ...executor import CompiledPlan, run_loop, store_results
+from ...memory import StepMemory
 from ...plan import LoopStep, OutputKind
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
 from . import drivers, indexing, products, sequences
-from .segments import LibrarySegment, compile_entry, not_compiled, uncompiled
+from .steps import LibraryRun, compile_entry, not_compiled, uncompiled
 from .target import cache_key_fields
 
-if TYPE_CHECKING:  # the executable holds its loops; a loop holds its two plans' executables
-    from .runner import CpuExecutable
+class CpuPlan(CompiledPlan, Protocol):
+    """A condition or body plan as the CPU backend compiles it (``runner.CpuExecutable``)."""
+
+    runs: list                  # KernelRun, LibraryRun and LoopRun, in order
+    memory: list[StepMemory]    # per run
 
 
-class LoopSegment:
-    """A ``WHILE`` loop in a CPU executable."""
+class LoopRun:
+    """A ``WHILE`` loop in a CPU executable; ``cond`` and ``body`` are its two plans as the
+    backend compiles any plan (rendered, not yet compiled)."""
 
-    def __init__(self, step: LoopStep, cond: "CpuExecutable", body: "CpuExecutable"):
+    def __init__(self, step: LoopStep, cond: CpuPlan, body: CpuPlan):
         self.in_slots = list(step.in_slots)
         self.out_slots = list(step.out_slots)
         self.n_carry, self.n_cond = step.n_carry, step.n_cond_consts
-        self.cond, self.body = cond, body     # rendered, not yet compiled
+        self.trip_count = step.trip_count
+        self.cond, self.body = cond, body
         self.obstacle = _obstacle(self.cond, self.body)
         self.native = _native_loop(self.cond, self.body) if self.obstacle is None else None
         self.report = ("natively, one compiled driver for every iteration"
@@ -42,7 +49,7 @@ class LoopSegment:
         self._driver: Callable = not_compiled
 
     def jobs(self, examples: list) -> list:
-        """The native driver, when not compiled yet (see ``NativeSegment.jobs``)."""
+        """The native driver, when not compiled yet (see ``KernelRun.jobs``)."""
         if self.native is None:
             return []
         return uncompiled(self.native.source, [("driver", self.native.example_values(), False)])
@@ -59,17 +66,11 @@ class LoopSegment:
     def compute(self, *operands: np.ndarray) -> tuple:
         if self.native is not None:
             return self._driver(*self.native.values(operands, self.n_carry))
-        n, m = self.n_carry, self.n_cond
-        carry = list(operands[:n])
-        cond_consts, body_consts = list(operands[n:n + m]), list(operands[n + m:])
-        cond_run, body_run = self.cond.run, self.body.run
-        while cond_run(carry + cond_consts)[0]:
-            carry = body_run(carry + body_consts)
-        return tuple(carry)
+        return run_loop(self.cond, self.body, operands, self.n_carry, self.n_cond,
+                        self.trip_count)
 
     def __call__(self, bufs: list) -> None:
-        for slot, value in zip(self.out_slots, self.compute(*(bufs[s] for s in self.in_slots))):
-            bufs[slot] = value
+        store_results(bufs, self.out_slots, self.compute(*(bufs[s] for s in self.in_slots)))
 
 
 # The library steps a driver runs natively, each with its renderer (``supported``/``render``).
@@ -82,20 +83,20 @@ def _native_renderer(step, slot_avals):
     return next((r for r in NATIVE_LIBRARY if r.supported(step, slot_avals)), None)
 
 
-def _read_slots(seg) -> list[int]:
-    if isinstance(seg, (LibrarySegment, LoopSegment)):
-        return list(seg.in_slots)
-    return [s for call in seg.calls for s in call.read_slots]
+def _read_slots(run) -> list[int]:
+    if isinstance(run, (LibraryRun, LoopRun)):
+        return list(run.in_slots)
+    return [s for call in run.calls for s in call.read_slots]
 
 
-def _library_call(seg: LibrarySegment, plan, names: dict[int, str], carried: list[int],
+def _library_call(run: LibraryRun, plan, names: dict[int, str], carried: list[int],
                   layout: drivers.LoopLayout, later_reads: set[int], kept: set[int]) -> list[str]:
     """A library step (gather, scatter, concatenation, product) in a native driver: names its
     output and returns the statements. A scatter updates
     its operand's buffer in place when nothing reads that buffer afterwards and it is a value
     computed in the body or a carry's own buffer (``now<k>``): then a scatter into carry
     ``k`` leaves the result where it is, and ``kept`` collects ``k`` (it is not swapped)."""
-    step, out = seg.step, seg.step.out_slots[0]
+    step, out = run.step, run.step.out_slots[0]
     x_name = names[step.in_slots[0]]
     unread = x_name not in {names.get(s) for s in later_reads}
     own_carry = x_name.startswith("now") and unread
@@ -130,7 +131,7 @@ def _library_call(seg: LibrarySegment, plan, names: dict[int, str], carried: lis
             *layout.from_arrays([names[out]])]
 
 
-def _nested_loop(seg: LoopSegment, names: dict[int, str], outputs: list[int],
+def _nested_loop(run: LoopRun, names: dict[int, str], outputs: list[int],
                  layout: drivers.LoopLayout, slot_avals: list[Aval], later_reads: set[int],
                  kept: set[int]) -> list[str]:
     """A loop inside a loop's condition or body (``outputs``: the body's results, whose
@@ -139,15 +140,15 @@ def _nested_loop(seg: LoopSegment, names: dict[int, str], outputs: list[int],
     afterwards and it belongs to this iteration: a value computed here, or the enclosing
     loop's own carry that the inner loop's result replaces (which then stays in place too,
     ``kept``)."""
-    assert seg.native is not None   # _obstacle accepted it
+    assert run.native is not None   # _obstacle accepted it
     tag = layout.extra.nested
     layout.extra.nested += 1
     later = {names.get(s) for s in later_reads}
-    carry = [names[s] for s in seg.in_slots[:seg.n_carry]]
-    invariants = [names[s] for s in seg.in_slots[seg.n_carry:]]
+    carry = [names[s] for s in run.in_slots[:run.n_carry]]
+    invariants = [names[s] for s in run.in_slots[run.n_carry:]]
     handed: set[int] = set()
-    for k in seg.native.kept:
-        x, out = carry[k], seg.out_slots[k]
+    for k in run.native.kept:
+        x, out = carry[k], run.out_slots[k]
         if x in later or x in layout.inputs or carry.count(x) > 1 or x in invariants:
             continue
         if x.startswith("now"):
@@ -157,7 +158,7 @@ def _nested_loop(seg: LoopSegment, names: dict[int, str], outputs: list[int],
         else:
             handed.add(k)
     results, after = [], []
-    for k, slot in enumerate(seg.out_slots):
+    for k, slot in enumerate(run.out_slots):
         local = f"r{tag}_{k}"
         results.append(local)
         if k in handed and (carry[k].startswith("now") or slot not in outputs):
@@ -170,28 +171,28 @@ def _nested_loop(seg: LoopSegment, names: dict[int, str], outputs: list[int],
             names[slot] = layout.value(local, slot_avals[slot])
             after += layout.from_arrays([local])
     return (layout.to_arrays(invariants) +
-            seg.native.call_nested(layout.extra, carry, invariants, results, layout.scalar,
+            run.native.call_nested(layout.extra, carry, invariants, results, layout.scalar,
                                    handed)
             + after)
 
 
-def _obstacle(cond: "CpuExecutable", body: "CpuExecutable") -> str | None:
+def _obstacle(cond: CpuPlan, body: CpuPlan) -> str | None:
     """Why the loop cannot run as one native driver (the first reason found), or None."""
     for which, executable in (("condition", cond), ("body", body)):
-        for seg in executable.segments:
-            if isinstance(seg, LoopSegment) and seg.obstacle is not None:
-                return f"its {which} holds a loop that cannot run natively ({seg.obstacle})"
-            if isinstance(seg, LibrarySegment) and _native_renderer(
-                    seg.step, executable.plan.slot_avals) is None:
-                avals = ", ".join(str(executable.plan.slot_avals[s]) for s in seg.step.in_slots)
-                return (f"its {which} calls the library step {seg.step.node.op.value}({avals}), "
+        for run in executable.runs:
+            if isinstance(run, LoopRun) and run.obstacle is not None:
+                return f"its {which} holds a loop that cannot run natively ({run.obstacle})"
+            if isinstance(run, LibraryRun) and _native_renderer(
+                    run.step, executable.plan.slot_avals) is None:
+                avals = ", ".join(str(executable.plan.slot_avals[s]) for s in run.step.in_slots)
+                return (f"its {which} calls the library step {run.step.node.op.value}({avals}), "
                         f"which the driver cannot run natively")
         if any(o.kind is not OutputKind.SLOT for o in executable.plan.outputs):
             return f"its {which} returns a constant or passes an input through"
     return None
 
 
-def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> drivers.LoopFunction:
+def _native_loop(cond: CpuPlan, body: CpuPlan) -> drivers.LoopFunction:
     """Lay out the native function of a loop whose plans ``_obstacle`` accepts."""
     n_carry = len(body.plan.outputs)
     carry_avals = body.plan.slot_avals[:n_carry]
@@ -223,18 +224,18 @@ def _native_loop(cond: "CpuExecutable", body: "CpuExecutable") -> drivers.LoopFu
                 name = (f"nxt{outputs.index(a.slot)}" if a.slot in results
                         else extra.temp(a.shape, a.dtype))
                 names[a.slot] = layout.value(name, plan.slot_avals[a.slot])
-        for k_seg, seg in enumerate(executable.segments):
-            if isinstance(seg, (LibrarySegment, LoopSegment)):
-                later = {s for other in executable.segments[k_seg + 1:]
+        for k_run, run in enumerate(executable.runs):
+            if isinstance(run, (LibraryRun, LoopRun)):
+                later = {s for other in executable.runs[k_run + 1:]
                          for s in _read_slots(other)} | set(outputs)
-            if isinstance(seg, LibrarySegment):
+            if isinstance(run, LibraryRun):
                 statements[which].extend(
-                    _library_call(seg, plan, names, results, layout, later, kept))
-            elif isinstance(seg, LoopSegment):
+                    _library_call(run, plan, names, results, layout, later, kept))
+            elif isinstance(run, LoopRun):
                 statements[which].extend(
-                    _nested_loop(seg, names, results, layout, plan.slot_avals, later, kept))
+                    _nested_loop(run, names, results, layout, plan.slot_avals, later, kept))
             else:
-                for c in seg.calls:
+                for c in run.calls:
                     statements[which].extend(layout.kernel(c, names))
         if which == 0:
             predicate = names[outputs[0]]

@@ -1,11 +1,13 @@
-"""Running a plan on the CPU: its segments (``segments``, ``loops``) and the hot-path runner.
+"""Running a plan on the CPU: its runs (``steps``, ``loops``) and the hot-path runner.
 
-``compile_plan`` groups consecutive kernel steps into one native module each, renders and
-compiles every kernel of it through the disk cache, and returns a ``CpuExecutable``. Nothing
-compiles when it runs. Running takes outputs and intermediates from the buffer pool
-(``runtime.pool``: warm pages, and faster than allocating inside numba), then calls each
-segment; library calls (BLAS) run between segments. Kernels over many elements are split
-across threads (``threads``, ``dispatch``).
+``CpuExecutable`` renders a plan: consecutive kernel steps become one ``KernelRun`` (each
+kernel its own native module), every library step a ``LibraryRun``, every loop a ``LoopRun``
+(whose condition and body are ``CpuExecutable``s of their own plans). ``compile`` compiles
+every kernel through the disk cache; nothing compiles when it runs. Running is the shared
+run loop (``executor.run_plan``) on NumPy arrays, outputs and intermediates taken from the
+buffer pool (``runtime.pool``: warm pages, and faster than allocating inside numba), or the
+straight-line runner ``make_runner`` generates for the hot path. Kernels over many elements
+are split across threads (``threads``, ``dispatch``).
 """
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ...executor import HostDevice, Scheduled, run_plan
 from ...memory import StepMemory
-from ...plan import KernelStep, LoopStep, OutputKind, Plan, Step, aliased_donors
+from ...plan import KernelStep, LibraryStep, LoopStep, OutputKind, Plan, Step
 from ...runtime import cache as disk
 from ...runtime import pool as buffers
 from ...runtime import compile as compiler
@@ -23,9 +26,11 @@ from ...runtime import workers
 from ...runtime.compile import CompileStats
 from . import codegen as cpu
 from . import entries
-from .loops import LoopSegment
-from .segments import KernelCall, LibrarySegment, NativeSegment, compile_in_worker
+from .loops import LoopRun
+from .steps import KernelCall, KernelRun, LibraryRun, compile_in_worker
 from .target import cache_key_fields
+
+POOLED = HostDevice(buffers.empty)
 
 
 def example_buffers(plan: Plan) -> list:
@@ -37,9 +42,9 @@ def example_buffers(plan: Plan) -> list:
     return examples
 
 
-def _segment_steps(plan: Plan) -> list[tuple[list[Step], StepMemory]]:
-    """The plan's steps grouped into segments: consecutive kernels share one native module
-    (allocated before it, released after it); every other step is a segment of its own."""
+def _group_steps(plan: Plan) -> list[tuple[list[Step], StepMemory]]:
+    """The plan's steps grouped into runs: consecutive kernels share one run (allocated
+    before it, released after it); every other step is a run of its own."""
     groups: list[tuple[list[Step], StepMemory]] = []
     for step, mem in zip(plan.steps, plan.memory):
         if isinstance(step, KernelStep) and groups and isinstance(groups[-1][0][-1], KernelStep):
@@ -53,43 +58,47 @@ def _segment_steps(plan: Plan) -> list[tuple[list[Step], StepMemory]]:
 
 
 class CpuExecutable:
-    """A plan's segments, compiled; ``run`` executes it on NumPy arrays."""
+    """A plan's runs, rendered; ``compile`` compiles them, ``run`` executes them on NumPy
+    arrays."""
 
-    def __init__(self, plan: Plan, stats: CompileStats, compile: bool = True):
+    def __init__(self, plan: Plan):
         self.plan = plan
-        self.segments: list = []
-        self.memory: list[StepMemory] = []   # per segment
-        for steps, mem in _segment_steps(plan):
+        self.runs: list = []
+        self.memory: list[StepMemory] = []   # per run
+        self.schedule: list[Scheduled] = []
+        for steps, mem in _group_steps(plan):
             first = steps[0]
+            run: KernelRun | LoopRun | LibraryRun
             if isinstance(first, KernelStep):
-                self.segments.append(NativeSegment([
-                    KernelCall(s.kernel, cpu.render_kernel(s.kernel), list(s.slots))
-                    for s in steps if isinstance(s, KernelStep)]))
+                run = KernelRun([KernelCall(s.kernel, cpu.render_kernel(s.kernel), list(s.slots))
+                                 for s in steps if isinstance(s, KernelStep)])
             elif isinstance(first, LoopStep):
-                # rendered now; the loop compiles only what its way of running needs
-                self.segments.append(LoopSegment(
-                    first, CpuExecutable(first.cond, stats, compile=False),
-                    CpuExecutable(first.body, stats, compile=False)))
+                # the loop compiles only what its way of running needs
+                run = LoopRun(first, CpuExecutable(first.cond), CpuExecutable(first.body))
             else:
-                self.segments.append(LibrarySegment(first))
+                run = LibraryRun(first)
+            self.runs.append(run)
             self.memory.append(mem)
-        self.sources = [text for seg in self.segments for text in seg.sources]
-        self.loops = [seg.report for seg in self.segments if isinstance(seg, LoopSegment)]
+            self.schedule.append(Scheduled(
+                run, mem, first.in_place_donor if isinstance(first, LibraryStep) else -1))
+        self.sources = [text for run in self.runs for text in run.sources]
+        self.loops = [run.report for run in self.runs if isinstance(run, LoopRun)]
         self.fast_run: Callable | None = None
-        if compile:
-            self.compile(stats)
+        self.compiled = False
 
     def compile(self, stats: CompileStats) -> None:
+        if self.compiled:
+            return
         examples = example_buffers(self.plan)
         units: list[tuple[str | None, Callable[[], None]]] = []   # (module source, compile)
-        for seg in self.segments:
-            if isinstance(seg, NativeSegment):
-                units += [(source, partial(seg.compile_call, k, examples, stats))
-                          for k, source in enumerate(seg.modules)]
-            elif isinstance(seg, LoopSegment):
-                units.append((seg.native.source if seg.native is not None else None,
-                              partial(seg.compile, examples, stats)))
-        if not compile_ahead(self.segments, examples):
+        for run in self.runs:
+            if isinstance(run, KernelRun):
+                units += [(source, partial(run.compile_call, k, examples, stats))
+                          for k, source in enumerate(run.modules)]
+            elif isinstance(run, LoopRun):
+                units.append((run.native.source if run.native is not None else None,
+                              partial(run.compile, examples, stats)))
+        if not compile_ahead(self.runs, examples):
             for _, compile_unit in units:
                 compile_unit()
         else:
@@ -105,34 +114,12 @@ class CpuExecutable:
             for compile_unit in waiting:
                 compile_unit()
         self.fast_run = make_runner(self)
+        self.compiled = True
 
     def run(self, args: Sequence[np.ndarray]) -> list[np.ndarray]:
         if self.fast_run is not None:
             return self.fast_run(args)
-        return self._run_generic(args)
-
-    def _run_generic(self, args: Sequence[np.ndarray]) -> list[np.ndarray]:
-        plan = self.plan
-        bufs: list = list(args) + list(plan.constants)
-        bufs.extend([None] * (plan.n_slots - len(bufs)))
-        aliased = aliased_donors(plan, args) if plan.donated_inputs else set()
-        for segment, mem in zip(self.segments, self.memory):
-            for a in mem.allocs:
-                if a.donor >= 0 and a.donor not in aliased:
-                    bufs[a.slot] = args[a.donor]
-                elif a.reuse >= 0:
-                    bufs[a.slot] = bufs[a.reuse].reshape(a.shape)
-                else:
-                    bufs[a.slot] = buffers.empty(a.shape, a.dtype)
-            if isinstance(segment, LibrarySegment) and segment.in_place_donor in aliased:
-                segment(bufs, in_place=False)
-            else:
-                segment(bufs)
-            for sl in mem.release:
-                bufs[sl] = None
-        return [bufs[o.slot] if o.kind is OutputKind.SLOT else
-                bufs[o.slot].reshape(o.shape) if o.kind is OutputKind.VIEW else
-                np.array(o.value) for o in plan.outputs]
+        return run_plan(self.plan, self.schedule, self.plan.constants, POOLED, args)
 
 
 # Uncached modules that are worth starting workers for: a worker needs about a second to start
@@ -140,7 +127,7 @@ class CpuExecutable:
 MODULES_TO_START_WORKERS = 5
 
 
-def compile_ahead(segments: list, examples: list) -> bool:
+def compile_ahead(runs: list, examples: list) -> bool:
     """Hand the kernel modules and loop drivers that are not compiled yet to the compile
     workers (``runtime.workers``), when there are two or more, the disk cache is on, workers
     are configured, and they are running or there are enough to be worth starting them
@@ -150,9 +137,9 @@ def compile_ahead(segments: list, examples: list) -> bool:
     if workers.worker_count() == 0 or not entries.native_in_use() \
             or disk.open_cache(cache_key_fields()) is None:
         return False   # workers hand over native entries through the disk cache
-    jobs = list({source: (source, specs) for seg in segments
-                 if not isinstance(seg, LibrarySegment)
-                 for source, specs in seg.jobs(examples)}.values())
+    jobs = list({source: (source, specs) for run in runs
+                 if not isinstance(run, LibraryRun)
+                 for source, specs in run.jobs(examples)}.values())
     if len(jobs) < 2:
         return False
     running = workers.running()
@@ -169,11 +156,11 @@ def compile_ahead(segments: list, examples: list) -> bool:
 def make_runner(executable: CpuExecutable) -> Callable | None:
     """Generate straight-line Python for the hot path: allocate, call each compiled entry point
     with its buffers, drop dead buffers, return the outputs. ``None`` (keep the generic path)
-    for plans that need run-time decisions: threaded segments, or donations that must check
+    for plans that need run-time decisions: threaded kernels, or donations that must check
     argument aliasing."""
     plan = executable.plan
-    if plan.donated_inputs or any(isinstance(s, NativeSegment) and s.parallel
-                                  for s in executable.segments):
+    if plan.donated_inputs or any(isinstance(s, KernelRun) and s.parallel
+                                  for s in executable.runs):
         return None
     ns: dict[str, Any] = {"empty": buffers.empty, "array": np.array, "asarray": np.asarray}
     names = [f"x{i}" for i in range(plan.n_inputs)]
@@ -184,7 +171,7 @@ def make_runner(executable: CpuExecutable) -> Callable | None:
         ns[f"const{k}"] = c
         names.append(f"const{k}")
     names.extend(f"t{sl}" for sl in range(len(names), plan.n_slots))
-    for k, (seg, mem) in enumerate(zip(executable.segments, executable.memory)):
+    for k, (run, mem) in enumerate(zip(executable.runs, executable.memory)):
         for a in mem.allocs:
             ns[f"shape{a.slot}"], ns[f"dtype{a.slot}"] = a.shape, a.dtype
             if a.donor >= 0:
@@ -193,22 +180,22 @@ def make_runner(executable: CpuExecutable) -> Callable | None:
                 lines.append(f"    {names[a.slot]} = {names[a.reuse]}.reshape(shape{a.slot})")
             else:
                 lines.append(f"    {names[a.slot]} = empty(shape{a.slot}, dtype{a.slot})")
-        if isinstance(seg, NativeSegment):
-            for j, call in enumerate(seg.calls):
+        if isinstance(run, KernelRun):
+            for j, call in enumerate(run.calls):
                 ns[f"entry{k}_{j}"], ns[f"P{k}_{j}"] = call.entry, call.rendered.params
                 args = [names[s] for s in call.slots] + [f"P{k}_{j}", "0", str(call.extent)]
                 lines.append(f"    entry{k}_{j}({', '.join(args)})")
-        elif isinstance(seg, LibrarySegment):
-            ns[f"seg{k}"] = seg
-            ins = ", ".join(names[s] for s in seg.in_slots)
-            outs = ", ".join(names[s] for s in seg.out_slots)
-            comma = "," if len(seg.out_slots) > 1 else ""
-            lines.append(f"    {outs}{comma} = seg{k}.compute({ins})")
+        elif isinstance(run, LibraryRun):
+            ns[f"run{k}"] = run
+            ins = ", ".join(names[s] for s in run.in_slots)
+            outs = ", ".join(names[s] for s in run.out_slots)
+            comma = "," if len(run.out_slots) > 1 else ""
+            lines.append(f"    {outs}{comma} = run{k}.compute({ins})")
         else:  # a loop: several results
-            ns[f"seg{k}"] = seg
-            ins = ", ".join(names[s] for s in seg.in_slots)
-            outs = ", ".join(names[s] for s in seg.out_slots)
-            lines.append(f"    {outs}, = seg{k}.compute({ins})")
+            ns[f"run{k}"] = run
+            ins = ", ".join(names[s] for s in run.in_slots)
+            outs = ", ".join(names[s] for s in run.out_slots)
+            lines.append(f"    {outs}, = run{k}.compute({ins})")
         for sl in mem.release:
             lines.append(f"    {names[sl]} = None")
     results = []

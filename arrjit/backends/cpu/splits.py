@@ -7,7 +7,7 @@ over leading axes rendered in column order (``columns``: a partial per chunk and
 chunks taken over the rows), when its columns are few enough for the partials to stay small
 and its folds are exact in any grouping (extremes, logic, integers): a column's float sum
 keeps NumPy's row-by-row order, so such a kernel splits its columns instead, one contiguous
-slab a thread (``segments.CHUNKS_PER_THREAD_IN_COLUMNS``).
+slab a thread (``steps.CHUNKS_PER_THREAD_IN_COLUMNS``).
 """
 from __future__ import annotations
 

@@ -18,7 +18,6 @@ from ...core.dtypes import Aval
 from ...errors import UnsupportedDtypeError
 from ...passes.kernel import Compute, Const, Kernel, Reduce
 from ...plan import KernelStep, LoopStep, Plan
-from ...runtime.compile import CompileStats
 from . import codegen
 from .arrays import result
 from .device import (device_info, has_warp_shuffles, synchronize, to_device, to_host,
@@ -60,9 +59,9 @@ class CudaBackend:
     def render_kernel(self, kernel: Kernel) -> str:
         return codegen.render_kernel(kernel, current_rule().threads, has_warp_shuffles()).source
 
-    def compile(self, plan: Plan, stats: CompileStats) -> CudaExecutable:
+    def prepare(self, plan: Plan) -> CudaExecutable:
         _refuse_complex(plan)
-        return CudaExecutable(plan, stats, current_rule())
+        return CudaExecutable(plan, current_rule())
 
     def converts(self, x: Any) -> bool:
         return False          # ``run`` moves every input to the device itself

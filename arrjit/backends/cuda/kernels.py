@@ -41,7 +41,9 @@ def signatures(kernel: Kernel, rendered: RenderedKernel) -> dict[str, tuple]:
 
 
 @dataclass
-class KernelLaunch:
+class KernelRun:
+    """A kernel step on the device: one launch (a split reduction: two) per run."""
+
     kernel: Kernel
     rendered: RenderedKernel
     slots: list[int]            # written slots, then read slots

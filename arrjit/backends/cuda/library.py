@@ -17,6 +17,7 @@ import numpy as np
 
 from ...core import library
 from ...core.ir import Op
+from ...executor import store_results
 from ...plan import LibraryStep
 from . import cupy_library, indexing
 from .contraction import einsum
@@ -60,18 +61,19 @@ ON_DEVICE: dict[Op, Callable[..., Any]] = {
 }
 
 
-class LibraryCall:
+class LibraryRun:
+    """A library step on device arrays: CuPy, a device routine, or NumPy on host copies."""
+
     sources: tuple[str, ...] = ()
 
     def __init__(self, step: LibraryStep):
         self.node = step.node
         self.in_slots = list(step.in_slots)
         self.out_slots = list(step.out_slots)
-        self.in_place_donor = step.in_place_donor
         self.in_place = step.in_place
         self.perms = step.in_perms if any(step.in_perms) else ()
 
-    def compute(self, *operands: Any, in_place: bool = False) -> Any:
+    def compute(self, *operands: Any) -> Any:
         node = self.node
         if self.perms:   # the device kernels read C-order operands: gather the transposes
             operands = tuple(x if perm is None else indexing.transpose(x, perm)
@@ -81,7 +83,7 @@ class LibraryCall:
             return through_cupy
         device_fn = ON_DEVICE.get(node.op)
         if device_fn is not None:
-            params = dict(node.param, in_place=True) if in_place else node.param
+            params = dict(node.param, in_place=True) if self.in_place else node.param
             out = device_fn(operands, node.out.dtype, **params)
             if out is not None:
                 return out
@@ -91,13 +93,7 @@ class LibraryCall:
             return tuple(to_device(x) for x in library.call(node.op, host, node.param, dtypes))
         return to_device(library.call(node.op, host, node.param, node.out.dtype))
 
-    def __call__(self, bufs: list, in_place: bool | None = None) -> None:
-        """Run on ``bufs``; a scatter updates its donated input in place unless the caller
-        says it is aliased (``in_place=False``)."""
-        in_place = self.in_place if in_place is None else in_place
-        result = self.compute(*(bufs[s] for s in self.in_slots), in_place=in_place)
-        if len(self.out_slots) == 1:
-            bufs[self.out_slots[0]] = result
-        else:
-            for slot, value in zip(self.out_slots, result):
-                bufs[slot] = value
+    def __call__(self, bufs: list) -> None:
+        """Run on ``bufs``; a scatter the plan proved safe updates its operand in place."""
+        result = self.compute(*(bufs[s] for s in self.in_slots))
+        store_results(bufs, self.out_slots, result if len(self.out_slots) > 1 else (result,))

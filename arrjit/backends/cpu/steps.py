@@ -1,5 +1,6 @@
-"""The pieces a CPU executable runs: native segments (consecutive kernels in one generated
-module; big kernels split across threads) and library calls between them."""
+"""The runs of a CPU executable (``executor.Run``): ``KernelRun`` (consecutive kernel
+steps, each kernel compiled from its own module; big kernels split across threads) and
+``LibraryRun`` (a library step between them). Loops are ``loops.LoopRun``."""
 from __future__ import annotations
 
 import time
@@ -11,6 +12,7 @@ import numpy as np
 
 from ...config import config
 from ...core import library
+from ...executor import store_results
 from ...passes.kernel import Kernel
 from ...plan import LibraryStep
 from ...runtime import compile as compiler
@@ -71,7 +73,7 @@ def compile_entry(loaded: compiler.LoadedModule, name: str, args: Sequence[Any],
     return result.entry
 
 
-class NativeSegment:
+class KernelRun:
     """Consecutive kernels, each compiled from its own module (keyed by its source, so a
     kernel that recurs, in this program or another, compiles once) to its own entry point. (A
     ``program`` function calling them all made LLVM optimise and emit every kernel a second
@@ -277,8 +279,8 @@ def _partials(kernel: Kernel, count: int) -> list[np.ndarray]:
             for _, dtype in splits.partial_arrays(kernel)]
 
 
-class LibrarySegment:
-    """A library call; its results become the buffers in ``out_slots``."""
+class LibraryRun:
+    """A library step; its results become the buffers in ``out_slots``."""
 
     sources: tuple[str, ...] = ()  # NumPy code: nothing generated
 
@@ -287,28 +289,19 @@ class LibrarySegment:
         self.node = step.node
         self.in_slots = list(step.in_slots)
         self.out_slots = list(step.out_slots)
-        self.in_place_donor = step.in_place_donor
         self.in_place = step.in_place
         self.perms = step.in_perms if any(step.in_perms) else ()
 
     def compute(self, *operands: np.ndarray) -> Any:
         """The result (a tuple of them for an op with several)."""
-        return self._call(operands, self.in_place)
-
-    def _call(self, operands, in_place: bool) -> Any:
         if self.perms:   # transposed views: BLAS reads them without a copy
-            operands = [x if perm is None else x.transpose(perm)
-                        for x, perm in zip(operands, self.perms)]
+            operands = tuple(x if perm is None else x.transpose(perm)
+                        for x, perm in zip(operands, self.perms))
         node = self.node
-        params = dict(node.param, in_place=True) if in_place else node.param
+        params = dict(node.param, in_place=True) if self.in_place else node.param
         dtypes = tuple(v.dtype for v in node.outs) if node.extra else node.out.dtype
         return library.call(node.op, operands, params, dtypes)
 
-    def __call__(self, bufs: list, in_place: bool | None = None) -> None:
-        in_place = self.in_place if in_place is None else in_place
-        result = self._call([bufs[s] for s in self.in_slots], in_place)
-        if len(self.out_slots) == 1:
-            bufs[self.out_slots[0]] = result
-        else:
-            for slot, value in zip(self.out_slots, result):
-                bufs[slot] = value
+    def __call__(self, bufs: list) -> None:
+        result = self.compute(*(bufs[s] for s in self.in_slots))
+        store_results(bufs, self.out_slots, result if len(self.out_slots) > 1 else (result,))
