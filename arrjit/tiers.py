@@ -4,8 +4,9 @@ background thread, its calls run the plan's graph through the NumPy reference in
 Both tiers run the same lowered graph, so they compute the same values (the interpreter is the
 compiler's test oracle; elementwise results agree to the math library's stated ULPs and sums
 to rounding), raise the same errors from the same library calls, and treat donated arguments
-alike: the donation proofs are the plan's, and where the plan writes an output into a donated
-argument, the interpreter copies the output into it and returns it.
+alike: the interpreter's answer goes through the run loop the compiled plans use
+(``executor.run_plan``) with the plan's allocations of donated arguments, so an output the
+plan writes into a donated argument is copied into it and returned as it.
 """
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ import numpy as np
 
 from .core import interpret
 from .core.ir import Graph
-from .plan import OutputKind, Plan, aliased_donors
+from .executor import HOST, Scheduled, run_plan
+from .memory import StepMemory
+from .plan import OutputKind, Plan
 
 MODES = ("auto", "eager", "background")
 
@@ -91,18 +94,32 @@ class BackgroundCompile:
 
 
 def interpret_plan(plan: Plan, graph: Graph, leaves: Sequence[np.ndarray]) -> list:
-    """The graph's outputs by the reference interpreter, with the plan's donations: an
-    output the plan writes into a donated argument is written there and returned as it."""
-    outs = interpret.evaluate(graph, leaves)
-    if not plan.donated_inputs:
-        return outs
-    skip = aliased_donors(plan, leaves)
-    for i, out_slot in plan.donated_inputs.items():
-        if i in skip:
-            continue
-        for k, out in enumerate(plan.outputs):
-            if out.kind is OutputKind.SLOT and out.slot == out_slot:
-                np.copyto(leaves[i], outs[k])
-                outs[k] = leaves[i]
-                break
-    return outs
+    """The graph's outputs by the reference interpreter, returned by the shared run loop
+    (``executor.run_plan``) as the compiled plan returns them: an output the plan writes into
+    a donated argument is written there and returned as it (unless the argument is aliased),
+    an input passed through is returned as it came."""
+    return run_plan(plan, interpreted_schedule(plan, graph), plan.constants, HOST, leaves)
+
+
+def interpreted_schedule(plan: Plan, graph: Graph) -> list[Scheduled]:
+    """One run that evaluates the whole graph with the interpreter and puts each output into
+    its slot: into the donated argument the plan allocates for it (the only allocations it
+    keeps), else as the interpreter's own array (viewed in the slot's shape)."""
+    written = {o.slot for o in plan.outputs if o.kind is not OutputKind.CONSTANT
+               and o.slot >= plan.n_inputs}
+    donors = [a for mem in plan.memory for a in mem.allocs
+              if a.slot in written and a.donor >= 0]
+
+    def run(bufs: list) -> None:
+        values = interpret.evaluate(graph, bufs[:plan.n_inputs])
+        for out, value in zip(plan.outputs, values):
+            if out.slot not in written:
+                continue
+            buffer = bufs[out.slot]
+            shape = plan.slot_avals[out.slot].shape
+            if buffer is None:
+                bufs[out.slot] = value.reshape(shape)
+            elif not np.shares_memory(buffer, value):
+                np.copyto(buffer.reshape(value.shape), value)
+
+    return [Scheduled(run, StepMemory(donors, []))]

@@ -169,3 +169,24 @@ def test_host_device_is_numpy():
     assert HOST.reshape(x, (2, 3)).base is x and HOST.copy(x) is not x
     assert HOST.overlap(x, x[1:]) and not HOST.overlap(x, np.arange(6.0))
     assert HOST.constant(np.float64(2.0)).shape == ()
+
+
+def test_the_interpreter_tier_answers_through_the_shared_loop(monkeypatch):
+    from arrjit import tiers
+
+    calls = []
+
+    def counting(plan, schedule, constants, device, args):
+        calls.append(len(schedule))
+        return run_plan(plan, schedule, constants, device, args)
+
+    monkeypatch.setattr(tiers, "run_plan", counting)
+    f = arrjit.jit(lambda x, y: (anp.sin(x) * 2 + y, y, (y * 3).reshape(2, 3)),
+                   donate_argnums=0, compile="background")
+    x, y = np.linspace(0, 1, 6), np.ones(6)
+    first, passed, view = f(x, y)                      # answered by the interpreter
+    assert calls == [1] and f.cache_info().interpreted == 1
+    assert first is x and passed is y                  # the donated buffer; the input itself
+    assert_same(first, np.sin(np.linspace(0, 1, 6)) * 2 + 1)
+    assert_same(view, np.full((2, 3), 3.0))
+    f.block_until_compiled()
