@@ -89,7 +89,10 @@ def test_vmap_equals_a_python_loop_over_the_batch(name, dtype_a, dtype_b, size, 
         got = mapped(a, b)
     assert got.dtype == want.dtype and got.shape == want.shape
     single = "float32" in (dtype_a, dtype_b) or name == "cast"
-    np.testing.assert_allclose(got, want, rtol=2e-6 if single else 1e-12)
+    # float32 sums in another order round differently; adding ``b`` can cancel most of a
+    # value (softmax + b near 0), so the bound is on the terms' size, not the result's
+    np.testing.assert_allclose(got, want, rtol=2e-6 if single else 1e-12,
+                               atol=1e-6 if single else 0.0)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
