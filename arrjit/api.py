@@ -259,7 +259,7 @@ class Jitted(ArgumentBinding):
         single = out_tree.kind is None
         if config.disable_jit:
             return _Entry(None, None, graph, out_tree, convert, single)
-        lowered = lower(graph)
+        lowered = lower(graph, positions=self._backend.reads_positions)
         t2 = time.perf_counter()
         donate = [i for i in donated if i not in convert]
         plan = build_plan(lowered, donate=donate, arg_names=names)

@@ -45,7 +45,8 @@ def _read_mismatch(load: Affine, store: Affine, kernel: Kernel) -> str:
 
 
 def _same_index(a: Affine, b: Affine) -> bool:
-    return a.offset == b.offset and a.coefs == b.coefs and a.wraps == b.wraps
+    return (a.offset == b.offset and a.coefs == b.coefs and a.wraps == b.wraps
+            and a.positions == b.positions)
 
 
 def _unsafe(var: Var, store: Affine, kernel: Kernel, later: Sequence) -> str | None:

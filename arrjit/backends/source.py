@@ -19,7 +19,7 @@ from typing import Callable, Mapping
 import numpy as np
 
 from ..core.ir import Op
-from ..passes.kernel import Affine, Compute, Const
+from ..passes.kernel import Affine, Compute, Const, Position
 
 
 def type_name(dtype: np.dtype) -> str:
@@ -75,7 +75,25 @@ def affine_text(access: Affine, slot: Callable[[int], str]) -> str:
             terms.append(f"i{j} * {slot(c)}")
     for w in access.wraps:   # a roll's wrap-around
         terms.append(f"({slot(w.add)} if {affine_text(w.value, slot)} < {slot(w.below)} else 0)")
+    for name, stride in access.positions:   # run-time positions (``Position``)
+        terms.append(name if stride == 1 else f"{name} * {slot(stride)}")
     return " + ".join(terms).replace("+ -", "- ") if terms else "0"
+
+
+def position_lines(stmt: Position, slot: Callable[[int], str]) -> list[str]:
+    """A ``Position`` as statements: NumPy's rule for one integer index, the error raised
+    inline (a call of a raising function in every run kept loop drivers from optimising).
+
+    >>> for line in position_lines(Position("v1", "v0", 8, 1), lambda v: "p0"):
+    ...     print(line)
+    v1 = np.int64(v0)
+    if v1 < -p0 or v1 >= p0: raise _M.OutOfBounds(v1, 1, p0)
+    if v1 < 0: v1 += p0
+    """
+    i, n = stmt.name, slot(stmt.extent)
+    return [f"{i} = np.int64({stmt.value})",
+            f"if {i} < -{n} or {i} >= {n}: raise _M.OutOfBounds({i}, {stmt.axis}, {n})",
+            f"if {i} < 0: {i} += {n}"]
 
 
 def extreme(dtype: np.dtype, largest: bool) -> str:

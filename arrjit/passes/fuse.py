@@ -21,14 +21,16 @@ from .nest import NestBuilder
 from .regions import (MAX_REGION_STORES, Region, disjoint, find_regions, output_views,
                       placeable_reductions, reader_counts)
 from .sizes import chain_cuts
-from .views import below_unit_reshapes, read_through, same_ignoring_ones, transposed_source
+from .views import (below_unit_reshapes, positioned_gather, read_through, same_ignoring_ones,
+                    transposed_source)
 
 CALLS = LIBRARY_CALLS | CONTROL_FLOW  # steps run outside fused loop nests
 
 
 class _Fuser:
-    def __init__(self, graph: Graph, views_out: bool = True):
+    def __init__(self, graph: Graph, views_out: bool = True, positions: bool = False):
         self.graph = graph
+        self.positions = positions   # gathers at run-time positions fuse (``views``)
         self.producer = {v: n for n in graph.nodes for v in n.outs}
         self.stored: set[Var] = set(graph.inputs)
         self.call_views: dict[Var, tuple] = {}   # a call's output -> ``LibraryCall.views``
@@ -55,6 +57,8 @@ class _Fuser:
                 self.stored.add(n.out)
             elif n.out in self.regions:
                 self.stored.update((n.out, n.inputs[0]))
+            elif self._view_of_positions(n):
+                self.stored.update(n.inputs[1:])   # positions are read from buffers
             elif n.op in CALLS:
                 self.stored.update(n.outs)
                 views = tuple(self._transposed_operand(n, v) for v in n.inputs)
@@ -102,7 +106,7 @@ class _Fuser:
             node = self.producer.get(v)
             if node is None:
                 continue
-            if node.op in (Op.BROADCAST, Op.TRANSPOSE, Op.SLICE, Op.ROLL):
+            if node.op in (Op.BROADCAST, Op.TRANSPOSE, Op.SLICE, Op.ROLL, Op.GATHER):
                 if not (node.op is Op.BROADCAST and node.inputs[0].ndim == 0):
                     self.stored.add(var)
                     return
@@ -148,7 +152,7 @@ class _Fuser:
                 region = self.regions[v]
                 level[v] = (level[region.updates] if region.updates in self.placed
                             else self._region_level(region, level))
-            elif n.op in CALLS:
+            elif self._called(n):
                 for out in n.outs:
                     level[out] = max((level[i] for i in self.operands(n)), default=-1) + 1
             else:
@@ -278,7 +282,7 @@ class _Fuser:
         for v in self.graph.outputs:
             readers.setdefault(v, set()).add("output")
         for n in self.graph.nodes:
-            if n.op in CALLS:
+            if self._called(n):
                 for i in self.operands(n):
                     readers.setdefault(i, set()).add("call")
             elif n.out in self.stored and n.op is not Op.CONST:
@@ -321,7 +325,15 @@ class _Fuser:
     def _in_nest(self, n: Node) -> bool:
         """Whether ``n``'s value, where stored, is written by a loop nest rather than by a
         call (a region update is a store in a nest)."""
-        return n.op not in CALLS or n.out in self.regions
+        return not self._called(n) or n.out in self.regions
+
+    def _view_of_positions(self, n: Node) -> bool:
+        """A gather at run-time positions that this target reads inside kernels."""
+        return self.positions and positioned_gather(n)
+
+    def _called(self, n: Node) -> bool:
+        """Whether ``n`` is a library call or control flow (not a view of positions)."""
+        return n.op in CALLS and not self._view_of_positions(n)
 
 
 def _row_domain(node: Node) -> tuple[tuple[int, ...], int] | None:
@@ -332,8 +344,9 @@ def _row_domain(node: Node) -> tuple[tuple[int, ...], int] | None:
     return None
 
 
-def partition(graph: Graph, views_out: bool = True) -> Partition:
+def partition(graph: Graph, views_out: bool = True, positions: bool = False) -> Partition:
     """Split a simplified graph into ordered steps. ``views_out``: outputs may be views of
     other buffers (``regions.output_views``; not for loop bodies, whose outputs are the next
-    iteration's buffers)."""
-    return _Fuser(graph, views_out).partition()
+    iteration's buffers). ``positions``: gathers at run-time positions among slices are
+    views inside kernels (``views.positioned_gather``), else library calls."""
+    return _Fuser(graph, views_out, positions).partition()

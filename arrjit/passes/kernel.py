@@ -28,12 +28,15 @@ class Affine:
 
     ``shifted`` marks an access through a slice: its offset is a run-time value even where
     it happens to be 0, since slices of other sizes can shift it (a reversed reversal cancels
-    its offset at some sizes only), and generated code must not depend on sizes."""
+    its offset at some sizes only), and generated code must not depend on sizes.
+    ``positions``: ``(name, stride)`` terms, ``stride`` times the run-time index ``name``
+    (a ``Position`` of the kernel: ``x[i]`` with a traced ``i``)."""
 
     offset: int
     coefs: tuple[int, ...]
     shifted: bool = False
     wraps: tuple[Wrap, ...] = ()
+    positions: tuple[tuple[str, int], ...] = ()
 
     def loops(self) -> set[int]:
         """The loops whose index this access depends on."""
@@ -46,14 +49,16 @@ class Affine:
         """``offset + factor * self``."""
         return Affine(offset + factor * self.offset, tuple(factor * c for c in self.coefs),
                       self.shifted, tuple(Wrap(w.value, w.below, factor * w.add)
-                                          for w in self.wraps if factor != 0))
+                                          for w in self.wraps if factor != 0),
+                      tuple((name, factor * stride) for name, stride in self.positions
+                            if factor != 0))
 
     def with_loops(self, coefs_of: Callable[[tuple[int, ...]], tuple[int, ...]]) -> "Affine":
         """The same access with every coefficient vector (its own and its wraps') mapped by
         ``coefs_of`` (loops dropped or merged)."""
         return Affine(self.offset, coefs_of(self.coefs), self.shifted,
                       tuple(Wrap(w.value.with_loops(coefs_of), w.below, w.add)
-                            for w in self.wraps))
+                            for w in self.wraps), self.positions)
 
 
 def identity_map(shape: tuple[int, ...]) -> tuple[Affine, ...]:
@@ -73,7 +78,8 @@ def combine(terms: list[tuple[int, Affine]], nloops: int) -> Affine:
     offset = sum(w * a.offset for w, a in terms)
     coefs = tuple(sum(w * a.coefs[j] for w, a in terms) for j in range(nloops))
     wraps = tuple(wrap for w, a in terms for wrap in a.scaled(w).wraps)
-    return Affine(offset, coefs, any(a.shifted for _, a in terms), wraps)
+    positions = tuple(term for w, a in terms for term in a.scaled(w).positions)
+    return Affine(offset, coefs, any(a.shifted for _, a in terms), wraps, positions)
 
 
 @dataclass(frozen=True)
@@ -123,7 +129,19 @@ class Reduce:
     stage: int = 0          # the pass over the reduced loops that accumulates it
 
 
-Stmt = Union[Load, Const, Compute]
+@dataclass(frozen=True)
+class Position:
+    """A run-time index into one axis, as NumPy takes one integer: ``value`` (a 0-d integer
+    of the kernel) checked against the axis's ``extent`` (an ``IndexError`` naming ``axis``
+    when it is outside ``[-extent, extent)``), a negative one counted from the end."""
+
+    name: str
+    value: str
+    extent: int
+    axis: int
+
+
+Stmt = Union[Load, Const, Compute, Position]
 
 
 @dataclass(frozen=True)
@@ -245,6 +263,7 @@ def merge_loops(sizes: tuple[int, ...], accesses: list[Affine], n_outer: int | N
         return tuple(0 if o is None else coefs[o] for o in origin)
 
     merged = [Affine(a.offset, tuple(c), a.shifted,
-                     tuple(Wrap(w.value.with_loops(remap), w.below, w.add) for w in a.wraps))
+                     tuple(Wrap(w.value.with_loops(remap), w.below, w.add) for w in a.wraps),
+                     a.positions)
               for a, c in zip(accesses, cur)]
     return tuple(cur_sizes), merged, outer

@@ -41,18 +41,20 @@ class Lowered:
     loops: dict[int, LoweredLoop] = field(default_factory=dict)
 
 
-def lower(graph: Graph, loop_part: bool = False) -> Lowered:
+def lower(graph: Graph, loop_part: bool = False, positions: bool = False) -> Lowered:
     """Simplify and fuse ``graph`` and, recursively, every loop's condition and body
-    (``loop_part``)."""
+    (``loop_part``). ``positions``: whether the target's kernels read at run-time positions
+    (``fuse.partition``)."""
     if config.verify_ir:
         verify(graph)
     simple = simplify(graph)
     if config.verify_ir:
         verify(simple)
-    fused = partition(simple, views_out=not loop_part)
+    fused = partition(simple, views_out=not loop_part, positions=positions)
     loops = {}
     for k, step in enumerate(fused.steps):
         if isinstance(step, LibraryCall) and step.node.op is Op.WHILE:
             p = step.node.param
-            loops[k] = LoweredLoop(step.node, lower(p["cond"], True), lower(p["body"], True))
+            loops[k] = LoweredLoop(step.node, lower(p["cond"], True, positions),
+                                   lower(p["body"], True, positions))
     return Lowered(simple, fused, loops)

@@ -14,10 +14,12 @@ import numpy as np
 from ..core.interpret import evaluate_node
 from ..core.ir import ELEMENTWISE, REDUCTIONS, VIEWS, Node, Op, Var
 from ..core.rules import COSTLY, REDUCTION_RULES
-from .kernel import (Affine, Compute, Const, Kernel, Load, Reduce, Stmt, Store, c_strides,
+from .kernel import (Affine, Compute, Const, Kernel, Load, Position, Reduce, Stmt, Store,
+                     c_strides,
                      combine, identity_map, merge_loops)
 from .regions import MODE_OPS, Region
-from .views import VIEW_MAPS, broadcast_map, reshape_map, same_ignoring_ones
+from .views import (VIEW_MAPS, broadcast_map, gather_map, positioned_gather, reshape_map,
+                    same_ignoring_ones)
 
 
 class NestBuilder:
@@ -62,6 +64,7 @@ class NestBuilder:
         self.current = 0
         self.results: dict[Var, str] = {}  # reduction member -> its value after its pass
         self.literals: dict[str, object] = {}   # names of constants known here -> their values
+        self.positions: dict[tuple[str, int, int], str] = {}   # (value, extent, axis) -> name
 
     def _fresh(self) -> str:
         return f"v{len(self.stmts)}"
@@ -240,7 +243,8 @@ class NestBuilder:
         if region is None:
             return self._flat_access(var, imap, flat=False)
         placed = combine(list(zip(region.access.coefs, imap)), self.nloops)
-        return Affine(region.access.offset + placed.offset, placed.coefs, True, placed.wraps)
+        return Affine(region.access.offset + placed.offset, placed.coefs, True, placed.wraps,
+                      placed.positions)
 
     def _flat_access(self, var: Var, imap: tuple[Affine, ...], flat: bool) -> Affine:
         if flat or var.ndim == 0:
@@ -276,6 +280,20 @@ class NestBuilder:
         self.memo[key] = name
         return name
 
+    def _positions(self, node: Node) -> dict[int, str]:
+        """Per indexed axis of a positioned gather, its ``Position`` (one per index value,
+        extent and axis in the kernel)."""
+        names = {}
+        for axis, item in enumerate(node.param["index"]):
+            if not (isinstance(item, tuple) and item and item[0] == "array"):
+                continue
+            value = self.value(node.inputs[1 + item[1]], (), False)
+            key = (value, node.inputs[0].shape[axis], axis)
+            if key not in self.positions:
+                self.positions[key] = self._emit(Position(self._fresh(), value, key[1], axis))
+            names[axis] = self.positions[key]
+        return names
+
     def _emit(self, stmt: Stmt, stage: int | None = None) -> str:
         self.stmts.append(stmt)
         self.stmt_stage.append(self.current if stage is None else stage)
@@ -310,9 +328,12 @@ class NestBuilder:
                 return self._literal(value.reshape(-1)[0].item(), node.out.dtype)
             return self._emit(Compute(self._fresh(), op, args, node.out.dtype,
                                       tuple(v.dtype for v in node.inputs), node.params))
-        assert op in VIEWS, op
         src = node.inputs[0]
         zero = Affine(0, (0,) * self.nloops)
+        if positioned_gather(node):
+            assert not flat, "a positioned gather reached in flat mode; fusion should store it"
+            return self.value(src, gather_map(node, imap, zero, self._positions(node)), False)
+        assert op in VIEWS, op
         if op is Op.RESHAPE:
             if flat:
                 return self.value(src, imap, True)
@@ -327,4 +348,4 @@ def _fixed(access: Affine) -> bool:
     """Whether ``access`` is one element at every loop index. (Through a slice its offset
     may depend on sizes; a constant read there is still the element this graph reads, and the
     literal in the source keys the kernel.)"""
-    return not access.wraps and not any(access.coefs)
+    return not access.wraps and not any(access.coefs) and not access.positions

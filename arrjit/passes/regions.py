@@ -11,8 +11,9 @@ updates of one buffer may share a loop nest, or run in either order, only where 
 are disjoint (``disjoint``).
 
 >>> import numpy as np
->>> place(np.zeros((4, 5)).shape, (("slice", 1, None, None), 2))
-((3,), Affine(offset=7, coefs=(5,), shifted=True, wraps=()), (range(1, 4), range(2, 3)))
+>>> shape, access, ranges = place(np.zeros((4, 5)).shape, (("slice", 1, None, None), 2))
+>>> shape, access.offset, access.coefs, ranges
+((3,), 7, (5,), (range(1, 4), range(2, 3)))
 """
 from __future__ import annotations
 

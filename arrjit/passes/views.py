@@ -10,13 +10,14 @@ is read.
 >>> x = Var(0, Aval((2, 3), np.dtype("float64"))); t = Var(1, Aval((3, 2), np.dtype("float64")))
 >>> i, j = Affine(0, (1, 0)), Affine(0, (0, 1))
 >>> VIEW_MAPS[Op.TRANSPOSE](Node(Op.TRANSPOSE, (x,), t, (("perm", (1, 0)),)), (i, j), i)
-(Affine(offset=0, coefs=(0, 1), shifted=False, wraps=()), Affine(offset=0, coefs=(1, 0), shifted=False, wraps=()))
+(Affine(offset=0, coefs=(0, 1), shifted=False, wraps=(), positions=()), Affine(offset=0, coefs=(1, 0), shifted=False, wraps=(), positions=()))
 """
 from __future__ import annotations
 
 from typing import Callable
 
 from ..core.ir import ELEMENTWISE, Node, Op, Var
+from ..core.library import is_array_item
 from .kernel import Affine, Wrap
 
 IndexMap = tuple[Affine, ...]
@@ -50,7 +51,7 @@ def _slice_map(node: Node, imap: IndexMap, zero: Affine) -> IndexMap:
 
 
 def _shifted(a: Affine) -> Affine:
-    return Affine(a.offset, a.coefs, True, a.wraps)
+    return Affine(a.offset, a.coefs, True, a.wraps, a.positions)
 
 
 def _roll_map(node: Node, imap: IndexMap, zero: Affine) -> IndexMap:
@@ -59,8 +60,45 @@ def _roll_map(node: Node, imap: IndexMap, zero: Affine) -> IndexMap:
     axis, shift = node.param["axis"], node.param["shift"]
     a = imap[axis]
     rolled = Affine(a.offset - shift, a.coefs, True,
-                    a.wraps + (Wrap(a, shift, node.out.shape[axis]),))
+                    a.wraps + (Wrap(a, shift, node.out.shape[axis]),), a.positions)
     return imap[:axis] + (rolled,) + imap[axis + 1:]
+
+
+def positioned_gather(node: Node) -> bool:
+    """Whether ``node`` gathers its source at run-time positions among slices (``x[i]``,
+    ``x[:, j]``, ``x[i, 1:-1]`` with 0-d integers ``i``, ``j``): a view whose index map holds
+    the positions (``gather_map``), fused like the other views rather than called."""
+    if node.op is not Op.GATHER or len(node.param["index"]) > node.inputs[0].ndim:
+        return False
+    arrays = 0
+    for item in node.param["index"]:
+        if is_array_item(item):
+            index = node.inputs[1 + item[1]]
+            if index.ndim != 0 or index.dtype.kind not in "iu":
+                return False
+            arrays += 1
+        elif not (isinstance(item, tuple) and item and item[0] == "slice"):
+            return False        # static integers, None and Ellipsis: NumPy's layout rules
+    return arrays > 0
+
+
+def gather_map(node: Node, imap: IndexMap, zero: Affine, positions: dict[int, str]
+               ) -> IndexMap:
+    """How a ``positioned_gather`` read at ``imap`` reads its source: an indexed axis at the
+    ``Position`` named ``positions[axis]``, a sliced axis as a slice,
+    the axes after the index whole. (0-d index operands add no dimensions, so the result's
+    dimensions are the sliced and trailing axes in order.)"""
+    source = node.inputs[0]
+    src_map: list[Affine] = []
+    j = 0
+    for axis, item in enumerate(node.param["index"]):
+        if is_array_item(item):
+            src_map.append(Affine(0, zero.coefs, positions=((positions[axis], 1),)))
+        else:
+            start, _, step = slice(*item[1:]).indices(source.shape[axis])
+            src_map.append(_shifted(imap[j].scaled(step, start)))
+            j += 1
+    return tuple(src_map) + imap[j:]
 
 
 def reshape_map(node: Node, imap: IndexMap, zero: Affine) -> IndexMap:

@@ -25,6 +25,7 @@ class CpuBackend:
     """Runs plans on the host: results are ``numpy.ndarray`` (zero-copy)."""
 
     name = "cpu"
+    reads_positions = True
 
     def unavailable_reason(self) -> str | None:
         return None

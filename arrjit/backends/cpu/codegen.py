@@ -17,9 +17,9 @@ from typing import Callable
 import numpy as np
 
 from ...core.rules import ARG_REDUCTIONS, REDUCTION_RULES
-from ...passes.kernel import Compute, Const, Kernel, Load, Reduce
+from ...passes.kernel import Compute, Const, Kernel, Load, Position, Reduce
 from ...core.ir import Op
-from ..source import constant_text, extreme as _extreme, isnan_complex
+from ..source import constant_text, extreme as _extreme, isnan_complex, position_lines
 from . import columns
 from .access import ParamTable, index_expr, loop_depth
 from .expressions import EXPRESSIONS, expression, literal
@@ -278,6 +278,8 @@ def _statement(stmt, params: ParamTable, depth: dict[str, int]) -> tuple[str, in
                 loop_depth(stmt.access))
     if isinstance(stmt, Const):
         return f"{stmt.name} = {constant_text(stmt, params.slot)}", 0
+    if isinstance(stmt, Position):
+        return "\n".join(position_lines(stmt, params.slot)), depth[stmt.value]
     return (f"{stmt.name} = {expression(stmt)}",
             max((depth[a] for a in stmt.args), default=0))
 
@@ -294,7 +296,7 @@ def _render_elementwise(kernel: Kernel, params: ParamTable, body: list[str]) -> 
     for stmt in kernel.stmts:
         line, d = _statement(stmt, params, depth)
         depth[stmt.name] = d
-        pre[d].append(line)
+        pre[d].extend(line.split("\n"))
     pre[nloops].extend(f"_M.store(w{s.buffer}, {index_expr(s.access, params)}, {s.value})"
                        for s in kernel.stores)
     _emit_nest(body, pre, 0, "")
@@ -366,6 +368,10 @@ def render_passes(kernel: Kernel, params: ParamTable, body: list[str],
     for stmt, stage in zip(kernel.stmts, stages):
         line, d = _statement(stmt, params, depth)
         depth[stmt.name] = d
+        if isinstance(stmt, Position):   # loop-invariant: before every loop
+            (outer_pre[0] if n_outer else gaps[0]).extend(line.split("\n"))
+            simple = False
+            continue
         args = stmt.args if isinstance(stmt, Compute) else ()
         g = max((gap.get(a, 0) for a in args), default=0)
         gap[stmt.name] = g

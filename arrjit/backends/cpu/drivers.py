@@ -328,9 +328,16 @@ class LoopLayout:
             rendered = scalars.render_scalar_kernel(call.kernel)
             self.extra.functions[rendered.name] = rendered.source
             params = self.extra.param(rendered.params)
+            if len(rendered.params):
+                # the values in registers: read from the vector, every iteration would load
+                # them again after each store (numba tells LLVM nothing of aliasing)
+                values = "".join(f"{params}[{k}], " for k in range(len(rendered.params)))
+                self.entry.append(f"{params}t = ({values})")
+                params += "t"
             self.extra.scalar_calls += 1
             results = "".join(f"{n}_s, " for n in writes)
-            operands = "".join(f"{n}_s, " for n in reads)
+            operands = "".join(f"{n}_s, " if v.ndim == 0 else f"{n}, "
+                               for n, v in zip(reads, call.kernel.reads))
             return [f"{results}= {rendered.name}({operands}{params})"]
         return [*self.to_arrays(reads), self.extra.call(call.rendered, args, call.extent),
                 *self.from_arrays(writes)]

@@ -39,17 +39,7 @@ from ...core.ir import Op
 from ...core.library import SCATTER_UFUNCS, indexed_shape, is_array_item
 from ...plan import LibraryStep
 from .codegen import DRIVER_OPTIONS, RenderedKernel
-
-
-class OutOfBounds(IndexError):
-    """Raised by compiled code with the numbers only; builds NumPy's own ``IndexError``.
-
-    >>> OutOfBounds(5, 0, 3)
-    IndexError('index 5 is out of bounds for axis 0 with size 3')
-    """
-
-    def __new__(cls, index: int, axis: int, size: int) -> IndexError:  # type: ignore[misc]
-        return IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+from .bounds import OutOfBounds  # noqa: F401  (generated drivers import it here)
 
 
 def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:

@@ -49,6 +49,9 @@ class CudaBackend:
     """Runs plans on the current CUDA device (or numba-cuda's simulator)."""
 
     name = "cuda"
+    # a kernel cannot raise NumPy's IndexError for a position out of range: gathers at
+    # run-time positions stay device library calls
+    reads_positions = False
 
     def unavailable_reason(self) -> str | None:
         return unavailable_reason()
