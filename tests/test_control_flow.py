@@ -379,6 +379,42 @@ def test_vector_products_in_a_loop_body_run_natively(dtype):
     assert loop.native is not None
 
 
+@pytest.mark.parametrize("rows", [8, 13, 21])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128])
+def test_matrix_vector_products_by_blocks_of_rows(rows, dtype):
+    """Eight rows at a time and the rows left over, in a native loop and on matrices that are
+    not C-contiguous (``mathlib.matrix_vector`` called directly)."""
+    from numba import njit
+
+    from arrjit.backends.cpu import mathlib
+
+    rng = np.random.default_rng(rows)
+    m = (rng.random((rows, 11)) * 4).astype(dtype)
+    back = (rng.random((11, rows)) * 4).astype(dtype)
+    v0 = (rng.random(11) * 4).astype(dtype)
+    def step(w, v):
+        return w % 7 + v if dtype == np.int64 else w / 100 + v
+
+    f = jit(lambda m, back, v: lax.fori_loop(0, 2, lambda i, v: step(back @ (m @ v), v), v))
+    want = v0
+    for _ in range(2):
+        want = step(back @ (m @ want), want)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(f(m, back, v0), want, rtol=rtol)
+    (loop,) = _loop_runs(f, m, back, v0)
+    assert loop.native is not None
+
+    @njit
+    def product(a, x, zero):
+        out = np.empty(a.shape[0], a.dtype)
+        mathlib.matrix_vector(a, x, out, zero)
+        return out
+
+    zero = np.zeros((), dtype)[()]
+    for a in (m, np.asfortranarray(m), m[:, ::-1]):
+        np.testing.assert_allclose(product(a, v0, zero), a @ v0, rtol=rtol)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128])
 def test_small_matrix_products_in_a_loop_body_run_natively(dtype):
     m = (np.random.default_rng(4).random((4, 4)) * 4).astype(dtype) / (4 if dtype != np.int64 else 1)

@@ -15,8 +15,7 @@ Python).
 >>> from arrjit.core.dtypes import Aval
 >>> f64 = np.dtype("float64")
 >>> print(render_body(Aval((3, 4), f64), Aval((4,), f64)))
-    for i in range(r0.shape[0]):
-        w0[i] = _M.dot_vectors(r0[i], r1, np.float64(0.0))
+    _M.matrix_vector(r0, r1, w0, np.float64(0.0))
 """
 from __future__ import annotations
 
@@ -72,8 +71,7 @@ def render_body(a: Aval, b: Aval) -> str:
                 f"            for j in range(r1.shape[1]):\n"
                 f"                w0[i, j] += v * r1[k, j]")
     if a.ndim == 2:
-        return (f"    for i in range(r0.shape[0]):\n"
-                f"        w0[i] = _M.dot_vectors(r0[i], r1, {zero})")
+        return f"    _M.matrix_vector(r0, r1, w0, {zero})"
     return (f"    for j in range(r1.shape[1]):\n"
             f"        w0[j] = {zero}\n"
             f"    for k in range(r0.shape[0]):\n"

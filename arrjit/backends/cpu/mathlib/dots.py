@@ -1,5 +1,8 @@
-"""The dot product behind the loop drivers' vector products (``backends/cpu/products.py``;
-a matrix-vector product calls it per row: a row of a C-contiguous matrix is C-contiguous).
+"""The dot products behind the loop drivers' vector products (``backends/cpu/products.py``).
+
+A matrix-vector product of C-contiguous operands sums eight rows at a time, each element of
+the vector read once for the eight (a row of a C-contiguous matrix is C-contiguous); the rows
+left over, and other layouts, are dot products of one row each.
 
 It is compiled with reassociation allowed, so LLVM vectorises the sum into several vector
 accumulators added at the end, as BLAS kernels do (the rounding differs from BLAS's by a few
@@ -13,7 +16,7 @@ from numba.extending import overload
 
 from .bits import load
 
-__all__ = ["dot_vectors"]
+__all__ = ["dot_vectors", "matrix_vector"]
 
 
 def dot_vectors(a, b, zero):
@@ -37,3 +40,48 @@ def _dot_vectors(a, b, zero):
             s += a[k] * b[k]
         return s
     return strided
+
+
+def matrix_vector(a, x, out, zero):
+    """``out[i] = sum(a[i] * x)`` for each row of the 2-d ``a``; ``zero`` gives the dtype."""
+    raise NotImplementedError("compiled only")
+
+
+@overload(matrix_vector, inline="never", jit_options={"fastmath": {"reassoc", "contract"}})
+def _matrix_vector(a, x, out, zero):
+    if a.layout == "C" and x.layout == "C":
+        def by_eight_rows(a, x, out, zero):
+            rows, n = a.shape
+            i = 0
+            while i + 8 <= rows:
+                a0, a1, a2, a3 = a[i], a[i + 1], a[i + 2], a[i + 3]
+                a4, a5, a6, a7 = a[i + 4], a[i + 5], a[i + 6], a[i + 7]
+                s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = zero
+                for k in range(n):
+                    xk = load(x, k)
+                    s0 += load(a0, k) * xk
+                    s1 += load(a1, k) * xk
+                    s2 += load(a2, k) * xk
+                    s3 += load(a3, k) * xk
+                    s4 += load(a4, k) * xk
+                    s5 += load(a5, k) * xk
+                    s6 += load(a6, k) * xk
+                    s7 += load(a7, k) * xk
+                out[i], out[i + 1], out[i + 2], out[i + 3] = s0, s1, s2, s3
+                out[i + 4], out[i + 5], out[i + 6], out[i + 7] = s4, s5, s6, s7
+                i += 8
+            while i < rows:
+                row, s = a[i], zero
+                for k in range(n):
+                    s += load(row, k) * load(x, k)
+                out[i] = s
+                i += 1
+        return by_eight_rows
+
+    def by_rows(a, x, out, zero):
+        for i in range(a.shape[0]):
+            s = zero
+            for k in range(a.shape[1]):
+                s += a[i, k] * x[k]
+            out[i] = s
+    return by_rows
