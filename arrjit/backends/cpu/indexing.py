@@ -14,7 +14,7 @@ are NumPy's: negative positions count from the end, an out-of-range one raises N
 >>> f64, i64 = np.dtype("float64"), np.dtype("int64")
 >>> print(render_body(Op.GATHER, (("array", 0), ("slice", None, None, None)),
 ...                   [Aval((3, 4), f64), Aval((), i64)], Aval((4,), f64), "set", False))
-    i0 = _M.flat(r1)[0]
+    i0 = r1
     if i0 < -r0.shape[0] or i0 >= r0.shape[0]:
         raise OutOfBounds(i0, 0, r0.shape[0])
     if i0 < 0:
@@ -74,21 +74,25 @@ def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
     return True
 
 
-def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool,
-           by_value: bool = False) -> RenderedKernel:
-    """The step as a function ``name(w0, r0, ..., P, start, stop)``; ``in_place``: the output
-    is the operand's own buffer, so nothing is copied first. ``by_value`` (gathers and
-    scatters): the 0-d operands after the indexed array (positions, a scalar update) are
-    passed as values, and a gather of one element returns it instead of taking ``w0``."""
+def by_value(step: LibraryStep) -> bool:
+    """Whether ``render``'s function takes the 0-d operands after the indexed array
+    (positions, a scalar update) as values, and a gather of one element returns it instead
+    of taking ``w0``: gathers and scatters do, a concatenation takes arrays."""
+    return step.node.op is not Op.CONCATENATE
+
+
+def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> RenderedKernel:
+    """The step as a function ``name(w0, r0, ..., P, start, stop)`` (see ``by_value``);
+    ``in_place``: the output is the operand's own buffer, so nothing is copied first."""
     node = step.node
     avals = [slot_avals[s] for s in step.in_slots]
     out = slot_avals[step.out_slots[0]]
-    returns = by_value and node.op is Op.GATHER and out.ndim == 0
+    returns = node.op is Op.GATHER and out.ndim == 0
     if node.op is Op.CONCATENATE:
         body = render_concatenate(avals, node.param["axis"])
     else:
         body = render_body(node.op, node.param["index"], avals, out,
-                           node.param.get("mode", "set"), in_place, by_value)
+                           node.param.get("mode", "set"), in_place)
     reads = ", ".join(f"r{k}" for k in range(len(avals)))
     name = f"{node.op.value}_{hashlib.sha256(body.encode()).hexdigest()[:16]}"
     writes = "" if returns else "w0, "
@@ -98,9 +102,9 @@ def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool,
 
 
 def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode: str,
-                in_place: bool, by_value: bool = False) -> str:
-    def scalar(k: int) -> str:   # the value of 0-d operand ``k``
-        return f"r{k}" if by_value and k > 0 else f"_M.flat(r{k})[0]"
+                in_place: bool) -> str:
+    def scalar(k: int) -> str:   # the value of 0-d operand ``k`` (passed by value)
+        return f"r{k}"
     lines: list[str] = []
     items: list[str] = []
     for axis, item in enumerate(template):
@@ -123,8 +127,7 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
     element = _element_offset(template, items, avals[0].ndim)
     if op is Op.GATHER:
         if out.ndim == 0:
-            lines.append(f"    return _M.load(_M.flat(r0), {element})" if by_value else
-                         f"    _M.flat(w0)[0] = r0[{index}]")
+            lines.append(f"    return _M.load(_M.flat(r0), {element})")
         else:
             lines += [f"    s = r0[{index}]", *_copy("w0", "s", out.ndim)]
         return "\n".join(lines)
@@ -139,14 +142,11 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
         lines += _scatter_along(vector[0], items, updates, region, avals[-1].ndim == 0,
                                 ufunc, scalar)
         return "\n".join(lines)
-    if region == 0 and by_value:
+    if region == 0:
         value = scalar(updates)
         if ufunc:
             value = f"{ufunc}(_M.load(_M.flat(w0), {element}), {value})"
         lines.append(f"    _M.store(_M.flat(w0), {element}, {value})")
-    elif region == 0:
-        value = scalar(updates)
-        lines.append(f"    w0[{index}] = " + (f"{ufunc}(w0[{index}], {value})" if ufunc else value))
     else:
         lines.append(f"    d = w0[{index}]")
         if avals[-1].ndim == 0:

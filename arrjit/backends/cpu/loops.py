@@ -115,9 +115,9 @@ def _library_call(run: LibraryRun, plan, names: dict[int, str], carried: list[in
         names[out] = layout.value(layout.extra.temp(aval.shape, aval.dtype), aval)
     renderer = _native_renderer(step, plan.slot_avals)
     reads = [names[s] for s in step.in_slots]
-    if renderer is indexing and step.node.op is not Op.CONCATENATE:
+    rendered = renderer.render(step, plan.slot_avals, in_place)
+    if renderer.by_value(step):
         # positions and a scalar update by value; one element gathered into a register
-        rendered = indexing.render(step, plan.slot_avals, in_place, by_value=True)
         args = [reads[0]] + [f"{n}_s" if n in layout.scalar else n for n in reads[1:]]
         if step.node.op is Op.GATHER and aval.ndim == 0:
             return [*layout.to_arrays(args[:1]),
@@ -125,7 +125,6 @@ def _library_call(run: LibraryRun, plan, names: dict[int, str], carried: list[in
         return [*layout.to_arrays(args),
                 layout.extra.call(rendered, (names[out], *args), 1),
                 *layout.from_arrays([names[out]])]
-    rendered = renderer.render(step, plan.slot_avals, in_place)
     return [*layout.to_arrays(reads),
             layout.extra.call(rendered, (names[out], *reads), 1),
             *layout.from_arrays([names[out]])]

@@ -48,6 +48,11 @@ def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
     return 1 in (a.ndim, b.ndim) or a.shape[0] * a.shape[1] * b.shape[1] <= NATIVE_MATRIX_PRODUCT
 
 
+def by_value(step: LibraryStep) -> bool:
+    """``render``'s function takes every operand as an array (see ``indexing.by_value``)."""
+    return False
+
+
 def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> RenderedKernel:
     """The product as ``name(w0, r0, r1, P, start, stop)`` (``in_place`` does not apply: a
     product never writes into an operand)."""

@@ -51,6 +51,11 @@ def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
     return x.ndim >= 1 and x.dtype.kind in kinds and step.node.param.get("axis") is not None
 
 
+def by_value(step: LibraryStep) -> bool:
+    """``render``'s function takes every operand as an array (see ``indexing.by_value``)."""
+    return False
+
+
 def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> RenderedKernel:
     """The step as ``name(w0, r0, P, start, stop)`` (it never writes into its operand)."""
     x = slot_avals[step.in_slots[0]]
