@@ -28,7 +28,7 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 
 from .memory import StepMemory
-from .plan import OutputKind, Plan, aliased_donors
+from .plan import LibraryStep, OutputKind, Plan, Step, aliased_donors
 
 Run = Callable[[list], None]
 """A compiled step: reads its operands from the buffer list, writes its results into it."""
@@ -43,6 +43,12 @@ class Scheduled:
     run: Run
     memory: StepMemory
     in_place_donor: int = -1
+
+    @staticmethod
+    def of(run: Run, memory: StepMemory, first: Step) -> "Scheduled":
+        """``run`` of the plan steps starting with ``first``, with their ``memory``."""
+        return Scheduled(run, memory,
+                         first.in_place_donor if isinstance(first, LibraryStep) else -1)
 
 
 class Device(Protocol):

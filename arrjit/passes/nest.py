@@ -12,6 +12,7 @@ from typing import Mapping
 import numpy as np
 
 from ..core.interpret import evaluate_node
+from ..core.library import is_array_item
 from ..core.ir import ELEMENTWISE, REDUCTIONS, VIEWS, Node, Op, Var
 from ..core.rules import COSTLY, REDUCTION_RULES
 from .kernel import (Affine, Compute, Const, Kernel, Load, Position, Reduce, Stmt, Store,
@@ -285,7 +286,7 @@ class NestBuilder:
         extent and axis in the kernel)."""
         names = {}
         for axis, item in enumerate(node.param["index"]):
-            if not (isinstance(item, tuple) and item and item[0] == "array"):
+            if not is_array_item(item):
                 continue
             value = self.value(node.inputs[1 + item[1]], (), False)
             key = (value, node.inputs[0].shape[axis], axis)

@@ -26,7 +26,10 @@ class CpuPlan(CompiledPlan, Protocol):
     """A condition or body plan as the CPU backend compiles it (``runner.CpuExecutable``)."""
 
     runs: list                  # KernelRun, LibraryRun and LoopRun, in order
-    memory: list[StepMemory]    # per run
+
+    @property
+    def memory(self) -> list[StepMemory]:
+        """Per run: its allocations before it, its releases after it."""
 
 
 class LoopRun:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...executor import HostDevice, Scheduled, run_plan
 from ...memory import StepMemory
-from ...plan import KernelStep, LibraryStep, LoopStep, OutputKind, Plan, Step
+from ...plan import KernelStep, LoopStep, OutputKind, Plan, Step
 from ...runtime import cache as disk
 from ...runtime import pool as buffers
 from ...runtime import compile as compiler
@@ -64,7 +64,6 @@ class CpuExecutable:
     def __init__(self, plan: Plan):
         self.plan = plan
         self.runs: list = []
-        self.memory: list[StepMemory] = []   # per run
         self.schedule: list[Scheduled] = []
         for steps, mem in _group_steps(plan):
             first = steps[0]
@@ -78,13 +77,16 @@ class CpuExecutable:
             else:
                 run = LibraryRun(first)
             self.runs.append(run)
-            self.memory.append(mem)
-            self.schedule.append(Scheduled(
-                run, mem, first.in_place_donor if isinstance(first, LibraryStep) else -1))
+            self.schedule.append(Scheduled.of(run, mem, first))
         self.sources = [text for run in self.runs for text in run.sources]
         self.loops = [run.report for run in self.runs if isinstance(run, LoopRun)]
         self.fast_run: Callable | None = None
         self.compiled = False
+
+    @property
+    def memory(self) -> list[StepMemory]:
+        """Per run: its allocations before it, its releases after it."""
+        return [scheduled.memory for scheduled in self.schedule]
 
     def compile(self, stats: CompileStats) -> None:
         if self.compiled:

@@ -16,7 +16,7 @@ import numpy as np
 from numba import cuda
 
 from ...executor import Scheduled, run_loop, run_plan, store_results
-from ...plan import KernelStep, LibraryStep, LoopStep, Plan
+from ...plan import KernelStep, LoopStep, Plan
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
 from .arrays import result
@@ -107,8 +107,7 @@ class CudaExecutable:
             else:
                 run = LibraryRun(step)
             self.runs.append(run)
-            self.schedule.append(Scheduled(
-                run, mem, step.in_place_donor if isinstance(step, LibraryStep) else -1))
+            self.schedule.append(Scheduled.of(run, mem, step))
         self.sources: list[str] = []
         if self.launches:
             self.sources.append(module_source([launch.rendered for launch in self.launches],
