@@ -49,7 +49,7 @@ def test_crc32_runs_as_one_native_driver_and_matches_zlib():
     assert loop.native is not None and f.lower(data).loops == [
         "natively, one compiled driver for every iteration"]
     (inner,) = [s for s in loop.body.runs if s.__class__ is loop.__class__]
-    assert inner.native.extra.scalar_calls == 2      # the condition and the bit step
+    assert inner.native.extra.register_calls == 2      # the condition and the bit step
     assert inner.native.extra.array_calls == 0       # every value of the inner loop in registers
     calls = _count_python_iterations(loop)
     got = f(data)
@@ -59,7 +59,7 @@ def test_crc32_runs_as_one_native_driver_and_matches_zlib():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.complex128, np.bool_])
 def test_scalar_carries_of_every_dtype_stay_in_registers_and_match_numpy(dtype):
-    """A 0-d carry of each dtype through kernels in their scalar form: the values are cast to
+    """A 0-d carry of each dtype through kernels in their register form: the values are cast to
     the carry's dtype after every step, as NumPy's scalars are."""
     def step(i, c):
         x, flag = c

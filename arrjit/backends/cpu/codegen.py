@@ -36,6 +36,10 @@ DRIVER_OPTIONS = NJIT_OPTIONS + ", forceinline=True"
 # Reduction kernels may reassociate (never nnan/ninf): the accumulation vectorises, and the sum
 # order already differs from NumPy's pairwise summation (results agree within rounding).
 REDUCTION_OPTIONS = NJIT_OPTIONS + ', fastmath={"reassoc"}'
+# A function a driver inlines that neither allocates nor returns an array compiles without
+# numba's reference counting: each array it was handed and each view it made cost an atomic
+# increment and decrement per call, in every iteration of the loop.
+LEAF_OPTIONS = DRIVER_OPTIONS + ", _nrt=False"
 CODEGEN_VERSION = "cpu-13"
 
 
@@ -66,10 +70,13 @@ class RenderedKernel:
     column_order: bool = False   # a reduction over leading axes, rows outside (``columns``)
 
     def inlined(self) -> "RenderedKernel":
-        """The same functions, inlined into their callers (for a loop driver's module)."""
+        """The same functions, inlined into their callers (for a loop driver's module) and
+        compiled without reference counting (a kernel neither allocates nor returns arrays:
+        ``LEAF_OPTIONS``)."""
         source = self.source
         for options in (NJIT_OPTIONS, REDUCTION_OPTIONS):
-            source = source.replace(f"@njit({options})\n", f"@njit({options}, forceinline=True)\n")
+            source = source.replace(f"@njit({options})\n",
+                                    f"@njit({options}, forceinline=True, _nrt=False)\n")
         return replace(self, source=source)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...core.dtypes import Aval
 from ...passes.kernel import Kernel
-from . import scalars
+from . import registers
 from .codegen import DRIVER_OPTIONS, NJIT_OPTIONS, PRELUDE, RenderedKernel, array_names
 from .splits import partial_arrays
 
@@ -188,7 +188,7 @@ class LoopArguments:
     extents: list[int] = field(default_factory=list)
     functions: dict[str, str] = field(default_factory=dict)
     nested: int = 0           # nested loops laid out so far (their results' names)
-    scalar_calls: int = 0     # kernels called in their scalar form (values in registers)
+    register_calls: int = 0   # kernels called in their register form (``registers``)
     array_calls: int = 0      # kernels and library steps called on arrays
 
     def constant(self, value: np.ndarray) -> str:
@@ -259,27 +259,27 @@ class LoopFunction:
                 *(np.empty(shape, dtype) for shape, dtype in extra.temps), *extra.params,
                 self.extents]
 
-    def call_nested(self, outer: LoopArguments, carry: list[str], invariants: list[str],
-                    results: list[str], scalar: set[str], handed: set[int]) -> list[str]:
-        """Statements of an enclosing loop function that run this loop on its variables
-        ``carry`` and ``invariants`` and bind the final carries to ``results``: the carries
-        are copied into two scratch buffers of the enclosing function (the loop swaps them),
-        except the carries in ``handed``, whose buffer the enclosing function hands over
-        (this loop updates them in place, ``kept``); this loop's own arguments become the
-        enclosing function's (``scalar``: the enclosing function's names whose value is the
-        local ``<name>_s``)."""
+    def call_nested(self, outer: "LoopLayout", carry: list[str], invariants: list[str],
+                    results: list[str], handed: set[int]) -> list[str]:
+        """Statements of an enclosing loop function (laid out by ``outer``) that run this loop
+        on its variables ``carry`` and ``invariants`` and bind the final carries to
+        ``results``: the carries are copied into two scratch buffers of the enclosing function
+        (the loop swaps them), except the carries in ``handed``, whose buffer the enclosing
+        function hands over (this loop updates them in place, ``kept``); this loop's own
+        arguments become the enclosing function's."""
         definition = self.definition("{name}")
         name = "loop_" + hashlib.sha256(definition.encode()).hexdigest()[:16]
-        outer.functions.update(self.extra.functions)
-        outer.functions[name] = self.definition(name)
-        now = [x if k in handed else outer.temp(a.shape, a.dtype)
+        extra = outer.extra
+        extra.functions.update(self.extra.functions)
+        extra.functions[name] = self.definition(name)
+        now = [x if k in handed else extra.temp(a.shape, a.dtype)
                for k, (x, a) in enumerate(zip(carry, self.carry_avals))]
-        nxt = [x if k in handed else outer.temp(a.shape, a.dtype)   # unused when handed
+        nxt = [x if k in handed else extra.temp(a.shape, a.dtype)   # unused when handed
                for k, (x, a) in enumerate(zip(carry, self.carry_avals))]
-        own = ([outer.constant(c) for c in self.extra.constants] +
-               [outer.temp(shape, dtype) for shape, dtype in self.extra.temps] +
-               [outer.param(p) for p in self.extra.params] + [outer.constant(self.extents)])
-        lines = [f"_M.flat({buf})[0] = {x}_s" if x in scalar else
+        own = ([extra.constant(c) for c in self.extra.constants] +
+               [extra.temp(shape, dtype) for shape, dtype in self.extra.temps] +
+               [extra.param(p) for p in self.extra.params] + [extra.constant(self.extents)])
+        lines = [outer.store(x, buf) if x in outer.registered else
                  f"_M.copy_elements({buf}, {x})"
                  for k, (buf, x) in enumerate(zip(now, carry)) if k not in handed]
         lines.append(f"{', '.join(results)}, = {name}({', '.join(now + nxt + invariants + own)})")
@@ -289,43 +289,72 @@ class LoopFunction:
 class LoopLayout:
     """The statements of one loop function, laid out from its condition and body plans.
 
-    A 0-d value (a counter, a scalar carry) lives in a local variable ``<name>_s``: kernels
-    over 0-d values only are called in their scalar form (``scalars``); where an array is
-    needed (other kernels, library steps, nested loops) the value is stored into its 0-d
-    buffer ``<name>`` before the call and read back after a call that writes it."""
+    A value in registers (``registers.in_registers``: a counter, a scalar carry, the state
+    vector of an ODE) lives in a local variable ``<name>_s``, a scalar for a 0-d value, else
+    the tuple of its elements: kernels writing such values only are called in their register
+    form; where an array is needed (other kernels, library steps, nested loops) the value is
+    stored into its buffer ``<name>`` before the call and read back after a call that writes
+    it."""
 
     def __init__(self, extra: LoopArguments):
         self.extra = extra
-        self.scalar: set[str] = set()    # names whose value is the local ``<name>_s``
+        self.registered: dict[str, Aval] = {}   # names whose value is the local ``<name>_s``
         self.inputs: set[str] = set()    # the loop's invariants and constants: read only
-        self.entry: list[str] = []       # before the loop: 0-d arguments into locals
+        self.entry: list[str] = []       # before the loop: arguments in registers into locals
+        self.known: dict[str, np.ndarray] = {}   # constants by name
+
+    @property
+    def scalar(self) -> set[str]:
+        """The names in registers whose value is 0-d (a scalar local)."""
+        return {n for n, a in self.registered.items() if a.ndim == 0}
 
     def argument(self, name: str, aval: Aval) -> str:
-        if aval.ndim == 0:
-            self.scalar.add(name)
-            self.entry.append(f"{name}_s = _M.flat({name})[0]")
+        if registers.in_registers(aval):
+            self.registered[name] = aval
+            self.entry.append(self.load(name, name))
+        return name
+
+    def constant(self, value: np.ndarray, aval: Aval) -> str:
+        """An argument holding the constant ``value``."""
+        name = self.argument(self.extra.constant(value), aval)
+        self.inputs.add(name)
+        self.known[name] = value
         return name
 
     def value(self, name: str, aval: Aval) -> str:
-        if aval.ndim == 0:
-            self.scalar.add(name)
+        if registers.in_registers(aval):
+            self.registered[name] = aval
         return name
 
+    def load(self, name: str, array: str) -> str:
+        """The statement setting ``name``'s local from the elements of ``array``."""
+        size = self.registered[name].size
+        if self.registered[name].ndim == 0:
+            return f"{name}_s = _M.flat({array})[0]"
+        return f"{name}_s = (" + ", ".join(f"_M.flat({array})[{k}]" for k in range(size)) + ",)"
+
+    def store(self, name: str, array: str) -> str:
+        """The statement storing ``name``'s local into the elements of ``array``."""
+        if self.registered[name].ndim == 0:
+            return f"_M.flat({array})[0] = {name}_s"
+        return f"_M.store_values({array}, {name}_s)"
+
     def to_arrays(self, names) -> list[str]:
-        """Store 0-d values into their buffers (inputs never change: already there)."""
-        return [f"_M.flat({n})[0] = {n}_s" for n in dict.fromkeys(names)
-                if n in self.scalar and n not in self.inputs]
+        """Store values in registers into their buffers (inputs never change: already there)."""
+        return [self.store(n, n) for n in dict.fromkeys(names)
+                if n in self.registered and n not in self.inputs]
 
     def from_arrays(self, names) -> list[str]:
-        return [f"{n}_s = _M.flat({n})[0]" for n in dict.fromkeys(names) if n in self.scalar]
+        return [self.load(n, n) for n in dict.fromkeys(names) if n in self.registered]
 
     def kernel(self, call: "KernelCall", names: dict[int, str]) -> list[str]:
         """The statements calling ``call``'s kernel on the variables of its slots."""
         args = tuple(names[s] for s in call.slots)
         n_writes = len(call.kernel.writes)
         writes, reads = args[:n_writes], args[n_writes:]
-        if scalars.scalar_kernel(call.kernel):
-            rendered = scalars.render_scalar_kernel(call.kernel)
+        if registers.register_kernel(call.kernel) and all(n in self.registered for n in writes):
+            known = {k: self.known[n] for k, n in enumerate(reads) if n in self.known}
+            rendered = registers.render_register_kernel(call.kernel, known)
             self.extra.functions[rendered.name] = rendered.source
             params = self.extra.param(rendered.params)
             if len(rendered.params):
@@ -334,10 +363,14 @@ class LoopLayout:
                 values = "".join(f"{params}[{k}], " for k in range(len(rendered.params)))
                 self.entry.append(f"{params}t = ({values})")
                 params += "t"
-            self.extra.scalar_calls += 1
+            self.extra.register_calls += 1
             results = "".join(f"{n}_s, " for n in writes)
-            operands = "".join(f"{n}_s, " if v.ndim == 0 else f"{n}, "
-                               for n, v in zip(reads, call.kernel.reads))
+            operands = "".join(f"{n}_s, " if n in self.registered else f"{n}, "
+                               for n in reads)
             return [f"{results}= {rendered.name}({operands}{params})"]
-        return [*self.to_arrays(reads), self.extra.call(call.rendered, args, call.extent),
+        # a write the kernel updates only in part (a region store) needs its elements first
+        partial = [n for k, n in enumerate(writes)
+                   if n in self.registered and not registers.writes_every_element(call.kernel, k)]
+        return [*self.to_arrays([*reads, *partial]),
+                self.extra.call(call.rendered, args, call.extent),
                 *self.from_arrays(writes)]

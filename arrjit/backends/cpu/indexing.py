@@ -16,7 +16,7 @@ are NumPy's: negative positions count from the end, an out-of-range one raises N
 ...                   [Aval((3, 4), f64), Aval((), i64)], Aval((4,), f64), "set", False))
     i0 = r1
     if i0 < -r0.shape[0] or i0 >= r0.shape[0]:
-        raise OutOfBounds(i0, 0, r0.shape[0])
+        _M.out_of_bounds(i0, 0, r0.shape[0])
     if i0 < 0:
         i0 += r0.shape[0]
     s = r0[i0, :]
@@ -38,8 +38,7 @@ from ...core.dtypes import Aval
 from ...core.ir import Op
 from ...core.library import SCATTER_UFUNCS, indexed_shape, is_array_item
 from ...plan import LibraryStep
-from .codegen import DRIVER_OPTIONS, RenderedKernel
-from .bounds import OutOfBounds  # noqa: F401  (generated drivers import it here)
+from .codegen import DRIVER_OPTIONS, LEAF_OPTIONS, RenderedKernel
 
 
 def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
@@ -96,9 +95,14 @@ def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> Ren
     reads = ", ".join(f"r{k}" for k in range(len(avals)))
     name = f"{node.op.value}_{hashlib.sha256(body.encode()).hexdigest()[:16]}"
     writes = "" if returns else "w0, "
-    source = (f"from {__name__} import OutOfBounds\n\n\n"
-              f"@njit({DRIVER_OPTIONS})\ndef {name}({writes}{reads}, P, start, stop):\n{body}\n")
+    options = DRIVER_OPTIONS if _allocates(node.param.get("index", ()), avals) else LEAF_OPTIONS
+    source = f"@njit({options})\ndef {name}({writes}{reads}, P, start, stop):\n{body}\n"
     return RenderedKernel(name, source, np.zeros(1, np.int64))
+
+
+def _allocates(template: tuple, avals: Sequence[Aval]) -> bool:
+    """Whether the rendered function allocates: an index vector is copied to be normalised."""
+    return any(is_array_item(item) and avals[1 + item[1]].ndim == 1 for item in template)
 
 
 def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode: str,
@@ -230,6 +234,6 @@ def _normalised(position: str, axis: int, indent: str) -> list[str]:
     and counting a negative one from the end."""
     size = f"r0.shape[{axis}]"
     return [f"{indent}if {position} < -{size} or {position} >= {size}:",
-            f"{indent}    raise OutOfBounds({position}, {axis}, {size})",
+            f"{indent}    _M.out_of_bounds({position}, {axis}, {size})",
             f"{indent}if {position} < 0:",
             f"{indent}    {position} += {size}"]

@@ -165,17 +165,16 @@ def _nested_loop(run: LoopRun, names: dict[int, str], outputs: list[int],
         results.append(local)
         if k in handed and (carry[k].startswith("now") or slot not in outputs):
             names[slot] = carry[k]     # the result is in the handed buffer
+            after += layout.from_arrays([carry[k]])
         elif slot in outputs:   # a carry of the enclosing loop: into its buffer
             names[slot] = layout.value(f"nxt{outputs.index(slot)}", slot_avals[slot])
-            after.append(f"{names[slot]}_s = _M.flat({local})[0]" if names[slot] in layout.scalar
+            after.append(layout.load(names[slot], local) if names[slot] in layout.registered
                          else f"_M.copy_elements({names[slot]}, {local})")
         else:
             names[slot] = layout.value(local, slot_avals[slot])
             after += layout.from_arrays([local])
-    return (layout.to_arrays(invariants) +
-            run.native.call_nested(layout.extra, carry, invariants, results, layout.scalar,
-                                   handed)
-            + after)
+    return (layout.to_arrays(invariants + [carry[k] for k in sorted(handed)]) +
+            run.native.call_nested(layout, carry, invariants, results, handed) + after)
 
 
 def _obstacle(cond: CpuPlan, body: CpuPlan) -> str | None:
@@ -217,8 +216,7 @@ def _native_loop(cond: CpuPlan, body: CpuPlan) -> drivers.LoopFunction:
             invariant.append(plan.slot_avals[k])
         for k, c in enumerate(plan.constants):
             slot = plan.n_inputs + k
-            names[slot] = layout.argument(extra.constant(c), plan.slot_avals[slot])
-            layout.inputs.add(names[slot])
+            names[slot] = layout.constant(c, plan.slot_avals[slot])
         outputs = [o.slot for o in plan.outputs]
         results = outputs if which == 1 else []
         for mem in executable.memory:
@@ -244,7 +242,7 @@ def _native_loop(cond: CpuPlan, body: CpuPlan) -> drivers.LoopFunction:
     swapped = [k for k in range(n_carry) if k not in kept]
     lines = drivers.render_loop_lines(
         layout.entry, statements[0], statements[1], f"{predicate}_s",
-        [(f"now{k}", f"nxt{k}", f"now{k}" in layout.scalar) for k in swapped],
+        [(f"now{k}", f"nxt{k}", f"now{k}" in layout.registered) for k in swapped],
         layout.to_arrays(f"now{k}" for k in range(n_carry)),
         [f"now{k}" for k in range(n_carry)])
     return drivers.LoopFunction(carry_avals, invariant, arguments + extra.names(), lines,

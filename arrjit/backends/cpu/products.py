@@ -28,7 +28,7 @@ from ...core.dtypes import Aval
 from ...core.ir import Op
 from ...plan import LibraryStep
 from ..source import literal
-from .codegen import DRIVER_OPTIONS, RenderedKernel
+from .codegen import LEAF_OPTIONS, RenderedKernel
 
 
 # Matrix-matrix products up to this many multiply-adds run inside the driver; larger ones keep
@@ -59,7 +59,7 @@ def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> Ren
     a, b = (slot_avals[s] for s in step.in_slots)
     body = render_body(a, b)
     name = f"matmul_{hashlib.sha256(body.encode()).hexdigest()[:16]}"
-    source = f"@njit({DRIVER_OPTIONS})\ndef {name}(w0, r0, r1, P, start, stop):\n{body}\n"
+    source = f"@njit({LEAF_OPTIONS})\ndef {name}(w0, r0, r1, P, start, stop):\n{body}\n"
     return RenderedKernel(name, source, np.zeros(1, np.int64))
 
 

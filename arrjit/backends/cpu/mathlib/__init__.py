@@ -41,4 +41,3 @@ from .float32 import *  # noqa: F401,F403
 from .complex import *  # noqa: F401,F403
 from .special import *  # noqa: F401,F403
 from .dots import *  # noqa: F401,F403
-from ..bounds import OutOfBounds  # noqa: F401  (kernels raise it for a Position out of range)

@@ -7,6 +7,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
+
+from ..bounds import OutOfBounds
 from numba.np.arrayobj import load_item, make_array, populate_array, store_item
 
 from ..mathnames import BLOCK
@@ -187,6 +189,25 @@ def store(typingctx, array, index, value):
         store_item(context, builder, array, item, builder.gep(data, [args[1]], inbounds=True))
         return context.get_dummy_value()
     return types.none(array, index, value), codegen
+
+
+# ``_nrt`` set explicitly: numba compiles a callee with its caller's setting where unset
+@njit(nogil=True, cache=True, error_model="numpy", no_cfunc_wrapper=True, _nrt=True)
+def out_of_bounds(index, axis, extent):
+    """Raise NumPy's ``IndexError`` for ``index`` on axis ``axis`` of ``extent`` elements.
+    Generated code calls this on its error path: the functions a loop driver inlines are
+    compiled without numba's reference counting (``codegen.LEAF_OPTIONS``), which a raise
+    with run-time arguments needs."""
+    raise OutOfBounds(index, axis, extent)
+
+
+@njit(**_FLAGS)
+def store_values(target, values):
+    """Store the tuple ``values`` into the elements of C-contiguous ``target`` of its size (a
+    loop driver's small value in registers into its buffer)."""
+    t = flat(target)
+    for k in range(t.shape[0]):
+        store(t, k, values[k])
 
 
 @njit(**_FLAGS)

@@ -1,0 +1,195 @@
+"""Kernels over values in registers, for loop drivers.
+
+In a loop body the small values (a counter, a CRC register, the state of an ODE) are 0-d or
+a few elements. As kernels they read and write arrays, so a driver iteration went through
+memory and array bookkeeping for every statement. An elementwise kernel whose writes are all
+small (``in_registers``) is rendered here a second time as ``name(r0, r1, ..., P)`` returning
+its written values, cast to their dtypes, as a tuple: a 0-d value as a scalar, a small array
+as the tuple of its elements in C order. The driver keeps such values in local variables
+(registers) and calls this form instead (``backends/cpu/drivers.LoopLayout``). Its reads in
+registers arrive the same way; other reads are arrays it reads single elements of
+(``u[i - 1, j] + u[i + 1, j]``: ``Position`` statements).
+
+A small array's loops are unrolled: every statement that depends on a loop index is written
+once per element, with the index a literal, so a read of a constant at a literal index is
+the constant's element (``stack``'s ``select`` over a constant index folds away).
+
+>>> import numpy as np
+>>> from arrjit.core.dtypes import Aval
+>>> from arrjit.core.ir import Op, Var
+>>> from arrjit.passes.kernel import Affine, Compute, Kernel, Load, Store
+>>> f64 = np.dtype("float64")
+>>> at0, x = Affine(0, ()), Var(0, Aval((), f64))
+>>> k = Kernel((), (x,), (x,), (Load("v0", 0, at0), Compute("v1", Op.MUL, ("v0", "v0"), f64,
+...            (f64, f64), ())), (Store(0, "v1", at0),))
+>>> print(render_register_kernel(k).source.split("\\n", 1)[1])
+def registers_...(r0, P):
+    v0 = r0
+    v1 = (v0 * v0)
+    return (np.float64(v1),)
+<BLANKLINE>
+>>> v = Var(1, Aval((2,), f64))
+>>> at_i = Affine(0, (1,))
+>>> k = Kernel((2,), (v,), (v,), (Load("v0", 0, at_i), Compute("v1", Op.MUL, ("v0", "v0"),
+...            f64, (f64, f64), ())), (Store(0, "v1", at_i),))
+>>> print(render_register_kernel(k).source.split("\\n", 1)[1])
+def registers_...(r0, P):
+    v0_0 = r0[0]
+    v1_0 = (v0_0 * v0_0)
+    v0_1 = r0[1]
+    v1_1 = (v0_1 * v0_1)
+    return ((np.float64(v1_0), np.float64(v1_1),),)
+<BLANKLINE>
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+from typing import Mapping
+
+import numpy as np
+
+from ...core.dtypes import Aval
+from ...passes.kernel import Affine, Compute, Const, Kernel, Load, Position
+from ..source import constant_text, literal, position_lines, type_name
+from .access import ParamTable
+from .codegen import LEAF_OPTIONS, RenderedKernel
+from .expressions import expression
+
+# The most elements of a value a loop driver keeps in registers (a 4x4 matrix).
+REGISTER_ELEMENTS = 16
+
+
+def in_registers(aval: Aval) -> bool:
+    """Whether a loop driver keeps a value of ``aval`` in local variables: 0-d values as
+    scalars, arrays of up to ``REGISTER_ELEMENTS`` elements as tuples of their elements."""
+    return aval.size <= REGISTER_ELEMENTS
+
+
+def register_kernel(kernel: Kernel) -> bool:
+    """Whether ``kernel`` is elementwise and writes every element of each of its values once,
+    all in registers (``render_register_kernel``)."""
+    if (kernel.n_outer is not None or kernel.elements > REGISTER_ELEMENTS
+            or not all(in_registers(v.aval) for v in kernel.writes)
+            or len(kernel.stores) != len(kernel.writes)
+            or sorted(s.buffer for s in kernel.stores) != list(range(len(kernel.writes)))
+            or any(isinstance(s, Load) and s.own_output for s in kernel.stmts)):
+        return False
+    return all(writes_every_element(kernel, k) for k in range(len(kernel.writes)))
+
+
+def writes_every_element(kernel: Kernel, buffer: int) -> bool:
+    """Whether ``kernel``'s stores write each element of its write ``buffer``, a value in
+    registers, exactly once (not a region of it, whose other elements the buffer holds)."""
+    aval = kernel.writes[buffer].aval
+    outer = kernel.sizes if kernel.n_outer is None else kernel.sizes[:kernel.n_outer]
+    stores = [s for s in kernel.stores if s.buffer == buffer]
+    if not in_registers(aval) or int(np.prod(outer)) * len(stores) != aval.size:
+        return False
+    if any(s.access.positions for s in stores):
+        return False
+    stored = sorted(_flat_index(s.access, at) for s in stores for at in _points(outer))
+    return stored == list(range(aval.size))
+
+
+def render_register_kernel(kernel: Kernel,
+                           known: Mapping[int, np.ndarray] | None = None) -> RenderedKernel:
+    """``kernel`` as a function of its read values returning its written values; ``known``:
+    reads whose values are constants (by read index), whose elements at literal indices
+    become literals."""
+    assert register_kernel(kernel)
+    known = known or {}
+    params = ParamTable()
+    registered = [in_registers(v.aval) for v in kernel.reads]
+    lines = [f"r{k} = _M.flat(r{k})" for k, v in enumerate(kernel.reads)
+             if not registered[k] and v.ndim > 0]
+    varying = _varying(kernel)
+    points = list(_points(kernel.sizes))
+    for stmt in kernel.stmts:
+        if stmt.name not in varying:
+            lines += _statement(stmt, None, kernel, registered, known, params, varying)
+    for e, at in enumerate(points):
+        for stmt in kernel.stmts:
+            if stmt.name in varying:
+                lines += _statement(stmt, (e, at), kernel, registered, known, params, varying)
+    values = []
+    for store in sorted(kernel.stores, key=lambda s: s.buffer):
+        cast = type_name(kernel.writes[store.buffer].dtype)
+        if kernel.writes[store.buffer].ndim == 0:
+            values.append(f"{cast}({_named(store.value, 0, varying)})")
+            continue
+        by_index = {_flat_index(store.access, at): e for e, at in enumerate(points)}
+        values.append("(" + ", ".join(f"{cast}({_named(store.value, by_index[j], varying)})"
+                                      for j in range(len(by_index))) + ",)")
+    lines.append(f"return ({', '.join(values)},)")
+    signature = [f"r{k}" for k in range(len(kernel.reads))] + ["P"]
+    text = "\n".join("    " + line for line in params.prologue() + lines)
+    digest = hashlib.sha256((", ".join(signature) + "\n" + text).encode()).hexdigest()[:16]
+    name = f"registers_{digest}"
+    source = f"@njit({LEAF_OPTIONS})\ndef {name}({', '.join(signature)}):\n{text}\n"
+    return RenderedKernel(name, source, np.asarray(params.values, dtype=np.int64))
+
+
+def _points(sizes: tuple[int, ...]):
+    """The loop indices of every iteration, in order."""
+    return itertools.product(*(range(n) for n in sizes))
+
+
+def _flat_index(access: Affine, at: tuple[int, ...]) -> int:
+    """The literal part of an access's flat index at loop indices ``at``."""
+    index = access.offset + sum(c * i for c, i in zip(access.coefs, at))
+    for w in access.wraps:
+        index += w.add if _flat_index(w.value, at) < w.below else 0
+    return index
+
+
+def _varying(kernel: Kernel) -> set[str]:
+    """The statements whose value depends on the loop indices."""
+    varying: set[str] = set()
+    for stmt in kernel.stmts:
+        if isinstance(stmt, Load):
+            depends = bool(stmt.access.loops())
+        elif isinstance(stmt, Position):
+            depends = stmt.value in varying
+        elif isinstance(stmt, Compute):
+            depends = any(a in varying for a in stmt.args)
+        else:
+            depends = False
+        if depends:
+            varying.add(stmt.name)
+    return varying
+
+
+def _named(name: str, e: int, varying: set[str]) -> str:
+    return f"{name}_{e}" if name in varying else name
+
+
+def _statement(stmt, point: tuple[int, tuple[int, ...]] | None, kernel: Kernel,
+               registered: list[bool], known: Mapping[int, np.ndarray], params: ParamTable,
+               varying: set[str]) -> list[str]:
+    """The lines of one statement, at one element ``point`` (its number and loop indices) when
+    it varies with the loop indices."""
+    e, at = point if point is not None else (0, (0,) * len(kernel.sizes))
+    name = _named(stmt.name, e, varying)
+    if isinstance(stmt, Load):
+        index = _flat_index(stmt.access, at)
+        positions = "".join(f" + {_named(p, e, varying)}" + (f" * {stride}" if stride != 1 else "")
+                            for p, stride in stmt.access.positions)
+        read = kernel.reads[stmt.buffer]
+        if stmt.buffer in known and not positions:
+            value = known[stmt.buffer].reshape(-1)[index]
+            return [f"{name} = {literal(value.item(), read.dtype)}"]
+        if registered[stmt.buffer] and read.ndim == 0:
+            return [f"{name} = r{stmt.buffer}"]
+        if registered[stmt.buffer]:
+            return [f"{name} = r{stmt.buffer}[{index}{positions}]"]
+        return [f"{name} = _M.load(r{stmt.buffer}, {index}{positions})"]
+    if isinstance(stmt, Const):
+        return [f"{name} = {constant_text(stmt, params.slot)}"]
+    if isinstance(stmt, Position):
+        renamed = dataclasses.replace(stmt, name=name, value=_named(stmt.value, e, varying))
+        return position_lines(renamed, params.slot)
+    renamed = dataclasses.replace(stmt, name=name,
+                                  args=tuple(_named(a, e, varying) for a in stmt.args))
+    return [f"{name} = {expression(renamed)}"]

@@ -1,0 +1,156 @@
+"""Small values of a native loop live in registers: a 0-d value as a scalar, an array of up to
+``REGISTER_ELEMENTS`` elements as the tuple of its elements. Values against NumPy run step by
+step, and the structure: which kernels a driver calls in their register form."""
+import numpy as np
+import pytest
+
+import arrjit.numpy as anp
+from arrjit import jit, lax
+from arrjit.backends.cpu import registers
+from arrjit.backends.cpu.loops import LoopRun
+
+from helpers import assert_same
+
+
+def _loop(f, *args) -> LoopRun:
+    (loop,) = [s for s in f.lower(*args)._entry.rendered.runs if isinstance(s, LoopRun)]
+    assert loop.native is not None
+    return loop
+
+
+def _lorenz_rates(ns, v):
+    x, y, z = v[0], v[1], v[2]
+    return ns.stack([10.0 * (y - x), x * (28.0 - z) - y, x * y - (8.0 / 3.0) * z])
+
+
+def _rk4_scan(ns, scan, start, steps, dt):
+    def step(v, _):
+        k1 = _lorenz_rates(ns, v)
+        k2 = _lorenz_rates(ns, v + 0.5 * dt * k1)
+        k3 = _lorenz_rates(ns, v + 0.5 * dt * k2)
+        k4 = _lorenz_rates(ns, v + dt * k3)
+        nxt = v + (dt / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        return nxt, nxt
+    return scan(step, start, None, steps)
+
+
+def _numpy_scan(step, carry, steps):
+    ys = []
+    for _ in range(steps):
+        carry, y = step(carry, None)
+        ys.append(y)
+    return carry, np.stack(ys)
+
+
+def test_an_ode_state_vector_stays_in_registers_and_matches_numpy():
+    start = np.array([1.0, 1.0, 1.0])
+    f = jit(lambda s: _rk4_scan(anp, lax.scan, s, 300, 0.005))
+    loop = _loop(f, start)
+    # the condition, the counter and the whole RK4 step in registers; the stacked output
+    # is the one array call (a row stored at the step's position)
+    assert loop.native.extra.register_calls == 3
+    assert loop.native.extra.array_calls == 1
+    final, path = f(start)
+    want_final, want_path = _rk4_scan(
+        np, lambda step, c, _, n: _numpy_scan(step, c, n), start, 300, 0.005)
+    assert_same(final, want_final, rtol=1e-12)
+    assert_same(path, want_path, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.complex128, np.bool_])
+def test_small_carries_of_every_dtype_and_shape_match_numpy(dtype):
+    """A 2x2 and a 4-element carry of each dtype: NumPy's casts after every step."""
+    m = np.array([[1, 0], [1, 1]]).astype(dtype)
+    v = np.array([3, 1, 2, 0]).astype(dtype)
+
+    def body(ns, i, carry):
+        m, v = carry
+        if m.dtype == np.bool_:
+            return ns.logical_xor(m, m.T), ns.logical_not(v[::-1])
+        return (m * 3 + m.T).astype(m.dtype), (v[::-1] * 2 + v).astype(v.dtype)
+
+    f = jit(lambda m, v: lax.fori_loop(0, 5, lambda i, c: body(anp, i, c), (m, v)))
+    loop = _loop(f, m, v)
+    assert loop.native.extra.array_calls == 0
+    want = (m, v)
+    with np.errstate(over="ignore"):
+        for i in range(5):
+            want = body(np, i, want)
+        got = f(m, v)
+    assert_same(got[0], want[0])
+    assert_same(got[1], want[1])
+
+
+def test_a_traced_position_into_a_small_vector_reads_its_register():
+    def body(i, carry):
+        v, total = carry
+        return v * 2.0, total + v[i % 3] + v[-1 - i % 2]
+
+    f = jit(lambda v: lax.fori_loop(0, 7, body, (v, 0.0)))
+    v = np.array([1.0, -2.0, 0.5])
+    loop = _loop(f, v)
+    assert loop.native.extra.array_calls == 0
+    want_v, want_t = v.copy(), 0.0
+    for i in range(7):
+        want_v, want_t = want_v * 2.0, want_t + want_v[i % 3] + want_v[-1 - i % 2]
+    got_v, got_t = f(v)
+    assert_same(got_v, want_v)
+    assert_same(got_t, np.float64(want_t))
+
+
+def test_a_position_out_of_range_of_a_small_vector_raises_numpys_index_error():
+    f = jit(lambda v: lax.fori_loop(0, 4, lambda i, t: t + v[i], 0.0))
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        f(np.array([1.0, 2.0, 3.0]))
+    # the same compiled driver answers correctly afterwards
+    assert_same(f(np.arange(4.0)), np.float64(6.0))
+
+
+def test_a_region_update_of_a_small_carry_reads_the_elements_it_keeps():
+    def body(i, acc):
+        t = (acc * 0.5).at[1:].add(acc[:-1])
+        return t.at[0].set(i * 1.0)
+
+    f = jit(lambda x: lax.fori_loop(0, 5, body, x))
+    want = np.arange(6.0)
+    for i in range(5):
+        t = want * 0.5
+        t[1:] += want[:-1]
+        t[0] = i
+        want = t
+    assert_same(f(np.arange(6.0)), want)
+
+
+def test_nested_loops_hand_small_carries_across_and_update_them_in_place():
+    """The inner loop sets one element of the outer loop's 4-vector per step (its buffer is
+    handed over) and also carries a 2-vector copied in and out."""
+    def outer(i, carry):
+        v, w = carry
+
+        def inner(j, c):
+            v, w = c
+            return v.at[j].set(v[j] + w[0] * (i + 1)), w[::-1] + 1.0
+        return lax.fori_loop(0, 4, inner, (v * 0.5, w))
+
+    f = jit(lambda v, w: lax.fori_loop(0, 3, outer, (v, w)))
+    v, w = np.array([1.0, 2.0, 3.0, 4.0]), np.array([0.25, -1.0])
+    _loop(f, v, w)
+    want_v, want_w = v.copy(), w.copy()
+    for i in range(3):
+        want_v = want_v * 0.5
+        for j in range(4):
+            want_v = want_v.copy()
+            want_v[j] = want_v[j] + want_w[0] * (i + 1)
+            want_w = want_w[::-1] + 1.0
+    got_v, got_w = f(v, w)
+    assert_same(got_v, want_v)
+    assert_same(got_w, want_w)
+
+
+def test_larger_values_stay_in_buffers():
+    big = np.zeros(registers.REGISTER_ELEMENTS + 1)
+    f = jit(lambda x: lax.fori_loop(0, 3, lambda i, x: x * 2.0 + 1.0, x))
+    loop = _loop(f, big)
+    assert loop.native.extra.register_calls == 2     # the condition and the counter
+    assert loop.native.extra.array_calls == 1
+    assert_same(f(big), np.full(big.shape, 7.0))
