@@ -75,15 +75,21 @@ def _clamped_start(start: Any, dim: int, size: int, allow_negative: bool, what: 
     return anp.clip(s, 0, dim - size)
 
 
+def _firsts(shape: tuple, starts: list, sizes: Sequence[int], allow_negative: Any,
+            what: str) -> list:
+    """Each axis's clamped first index (``_clamped_start``)."""
+    flags = ([allow_negative] * len(shape) if isinstance(allow_negative, bool)
+             else list(allow_negative))
+    return [_clamped_start(s, d, n, neg, what, axis) for axis, (s, d, n, neg)
+            in enumerate(zip(starts, shape, sizes, flags))]
+
+
 def _window(shape: tuple, starts: list, sizes: Sequence[int], allow_negative: Any,
             what: str) -> tuple:
     """The index that selects the clamped window: slices for known starts, an index vector
     for a traced one; with several traced starts, index vectors for every axis arranged as
     an outer product (``numpy.ix_``), so the result has the window's shape in order."""
-    flags = ([allow_negative] * len(shape) if isinstance(allow_negative, bool)
-             else list(allow_negative))
-    firsts = [_clamped_start(s, d, n, neg, what, axis) for axis, (s, d, n, neg)
-              in enumerate(zip(starts, shape, sizes, flags))]
+    firsts = _firsts(shape, starts, sizes, allow_negative, what)
     traced = [isinstance(f, Tracer) for f in firsts]
     if sum(traced) <= 1:
         return tuple(f + anp.arange(n) if t else slice(f, f + n)
@@ -104,7 +110,15 @@ def dynamic_slice(operand, start_indices, slice_sizes: Sequence[int], *,
     sizes = tuple(int(s) for s in slice_sizes)
     _check_sizes(sizes, tuple(x.shape), what, "slice_sizes")
     starts = _start_list(start_indices, x.ndim, what)
-    return x[_window(tuple(x.shape), starts, sizes, allow_negative_indices, what)]
+    firsts = _firsts(tuple(x.shape), starts, sizes, allow_negative_indices, what)
+    # known starts as one slice, then one traced axis at a time: a window along one axis
+    # (its start plus a run of positions) reads inside a fused kernel (``passes.windows``)
+    x = x[tuple(slice(None) if isinstance(f, Tracer) else slice(f, f + n)
+                for f, n in zip(firsts, sizes))]
+    for axis, (f, n) in enumerate(zip(firsts, sizes)):
+        if isinstance(f, Tracer):
+            x = x[(slice(None),) * axis + (f + anp.arange(n),)]
+    return x
 
 
 def dynamic_update_slice(operand, update, start_indices, *,

@@ -21,7 +21,7 @@ from .nest import NestBuilder
 from .regions import (MAX_REGION_STORES, Region, disjoint, find_regions, output_views,
                       placeable_reductions, reader_counts)
 from .sizes import chain_cuts
-from .views import (below_unit_reshapes, positioned_gather, read_through, same_ignoring_ones,
+from .views import (below_unit_reshapes, gather_positions, positioned_gather, read_through, same_ignoring_ones,
                     transposed_source)
 
 CALLS = LIBRARY_CALLS | CONTROL_FLOW  # steps run outside fused loop nests
@@ -57,8 +57,9 @@ class _Fuser:
                 self.stored.add(n.out)
             elif n.out in self.regions:
                 self.stored.update((n.out, n.inputs[0]))
-            elif self._view_of_positions(n):
-                self.stored.update(n.inputs[1:])   # positions are read from buffers
+            elif self.positions and (found := gather_positions(n, self.producer)):
+                # a view of positions: they (a window's start) are read from buffers
+                self.stored.update(v for v, _ in found.values())
             elif n.op in CALLS:
                 self.stored.update(n.outs)
                 views = tuple(self._transposed_operand(n, v) for v in n.inputs)
@@ -329,7 +330,7 @@ class _Fuser:
 
     def _view_of_positions(self, n: Node) -> bool:
         """A gather at run-time positions that this target reads inside kernels."""
-        return self.positions and positioned_gather(n)
+        return self.positions and positioned_gather(n, self.producer)
 
     def _called(self, n: Node) -> bool:
         """Whether ``n`` is a library call or control flow (not a view of positions)."""

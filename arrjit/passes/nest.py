@@ -12,14 +12,13 @@ from typing import Mapping
 import numpy as np
 
 from ..core.interpret import evaluate_node
-from ..core.library import is_array_item
 from ..core.ir import ELEMENTWISE, REDUCTIONS, VIEWS, Node, Op, Var
 from ..core.rules import COSTLY, REDUCTION_RULES
 from .kernel import (Affine, Compute, Const, Kernel, Load, Position, Reduce, Stmt, Store,
                      c_strides,
                      combine, identity_map, merge_loops)
 from .regions import MODE_OPS, Region
-from .views import (VIEW_MAPS, broadcast_map, gather_map, positioned_gather, reshape_map,
+from .views import (VIEW_MAPS, broadcast_map, gather_map, gather_positions, positioned_gather, reshape_map,
                     same_ignoring_ones)
 
 
@@ -281,18 +280,18 @@ class NestBuilder:
         self.memo[key] = name
         return name
 
-    def _positions(self, node: Node) -> dict[int, str]:
+    def _positions(self, node: Node) -> dict[int, tuple[str, int | None]]:
         """Per indexed axis of a positioned gather, its ``Position`` (one per index value,
-        extent and axis in the kernel)."""
+        extent and axis in the kernel) and a window's first offset (``gather_positions``)."""
         names = {}
-        for axis, item in enumerate(node.param["index"]):
-            if not is_array_item(item):
-                continue
-            value = self.value(node.inputs[1 + item[1]], (), False)
+        found = gather_positions(node, self.producer)
+        assert found is not None
+        for axis, (index, first) in found.items():
+            value = self.value(index, (), False)
             key = (value, node.inputs[0].shape[axis], axis)
             if key not in self.positions:
                 self.positions[key] = self._emit(Position(self._fresh(), value, key[1], axis))
-            names[axis] = self.positions[key]
+            names[axis] = (self.positions[key], first)
         return names
 
     def _emit(self, stmt: Stmt, stage: int | None = None) -> str:
@@ -331,7 +330,7 @@ class NestBuilder:
                                       tuple(v.dtype for v in node.inputs), node.params))
         src = node.inputs[0]
         zero = Affine(0, (0,) * self.nloops)
-        if positioned_gather(node):
+        if positioned_gather(node, self.producer):
             assert not flat, "a positioned gather reached in flat mode; fusion should store it"
             return self.value(src, gather_map(node, imap, zero, self._positions(node)), False)
         assert op in VIEWS, op

@@ -19,6 +19,7 @@ from typing import Callable
 from ..core.ir import ELEMENTWISE, Node, Op, Var
 from ..core.library import is_array_item
 from .kernel import Affine, Wrap
+from .windows import window_start
 
 IndexMap = tuple[Affine, ...]
 
@@ -64,40 +65,65 @@ def _roll_map(node: Node, imap: IndexMap, zero: Affine) -> IndexMap:
     return imap[:axis] + (rolled,) + imap[axis + 1:]
 
 
-def positioned_gather(node: Node) -> bool:
-    """Whether ``node`` gathers its source at run-time positions among slices (``x[i]``,
-    ``x[:, j]``, ``x[i, 1:-1]`` with 0-d integers ``i``, ``j``): a view whose index map holds
-    the positions (``gather_map``), fused like the other views rather than called."""
+def gather_positions(node: Node, producer: dict[Var, Node]
+                     ) -> dict[int, tuple[Var, int | None]] | None:
+    """Per indexed axis of a gather at run-time positions among slices, the 0-d integer it
+    reads there and, for a window (``windows.window_start``), the window's first offset
+    (None for one position: ``x[i]``, ``x[:, j]``, ``x[i, 1:-1]``). None when ``node`` is
+    not such a gather: other indices follow NumPy's layout rules and stay library calls. A
+    window is the only indexed axis (NumPy keeps its axis in place then)."""
     if node.op is not Op.GATHER or len(node.param["index"]) > node.inputs[0].ndim:
-        return False
-    arrays = 0
-    for item in node.param["index"]:
+        return None
+    found: dict[int, tuple[Var, int | None]] = {}
+    windows = 0
+    for axis, item in enumerate(node.param["index"]):
         if is_array_item(item):
             index = node.inputs[1 + item[1]]
-            if index.ndim != 0 or index.dtype.kind not in "iu":
-                return False
-            arrays += 1
+            window = window_start(index, node.inputs[0].shape[axis], producer)
+            if index.ndim == 0 and index.dtype.kind in "iu":
+                found[axis] = (index, None)
+            elif window is not None:
+                found[axis] = window
+                windows += 1
+            else:
+                return None
         elif not (isinstance(item, tuple) and item and item[0] == "slice"):
-            return False        # static integers, None and Ellipsis: NumPy's layout rules
-    return arrays > 0
+            return None        # static integers, None and Ellipsis: NumPy's layout rules
+    if not found or (windows and len(found) > 1):
+        return None
+    return found
 
 
-def gather_map(node: Node, imap: IndexMap, zero: Affine, positions: dict[int, str]
-               ) -> IndexMap:
+def positioned_gather(node: Node, producer: dict[Var, Node]) -> bool:
+    """Whether ``node`` gathers its source at run-time positions (``gather_positions``): a
+    view whose index map holds the positions (``gather_map``), fused like the other views
+    rather than called."""
+    return gather_positions(node, producer) is not None
+
+
+def gather_map(node: Node, imap: IndexMap, zero: Affine,
+               positions: dict[int, tuple[str, int | None]]) -> IndexMap:
     """How a ``positioned_gather`` read at ``imap`` reads its source: an indexed axis at the
-    ``Position`` named ``positions[axis]``, a sliced axis as a slice,
-    the axes after the index whole. (0-d index operands add no dimensions, so the result's
-    dimensions are the sliced and trailing axes in order.)"""
+    ``Position`` named in ``positions`` (plus, for a window starting ``first`` after it,
+    the result's index along that axis), a sliced axis as a slice, the axes after the
+    index whole. (0-d index operands add no dimensions, so the result's dimensions are the
+    windows, sliced and trailing axes in order.)"""
     source = node.inputs[0]
     src_map: list[Affine] = []
     j = 0
     for axis, item in enumerate(node.param["index"]):
         if is_array_item(item):
-            src_map.append(Affine(0, zero.coefs, positions=((positions[axis], 1),)))
+            name, first = positions[axis]
+            if first is None:
+                src_map.append(Affine(0, zero.coefs, positions=((name, 1),)))
+                continue
+            a = imap[j]
+            src_map.append(Affine(a.offset + first, a.coefs, True, a.wraps,
+                                  a.positions + ((name, 1),)))
         else:
             start, _, step = slice(*item[1:]).indices(source.shape[axis])
             src_map.append(_shifted(imap[j].scaled(step, start)))
-            j += 1
+        j += 1
     return tuple(src_map) + imap[j:]
 
 
