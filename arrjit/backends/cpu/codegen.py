@@ -30,16 +30,20 @@ from .expressions import EXPRESSIONS, expression, literal
 # kernels, never as C callbacks; numba would build and optimise a C wrapper for each anyway.
 NJIT_OPTIONS = 'nogil=True, error_model="numpy", no_cfunc_wrapper=True, cache=CACHE'
 # Functions that loop drivers call are inlined into them (LLVM's alwaysinline: LLVM left
-# them as calls, one per statement of a loop step). Kernels are not inlined into the thread
-# workers, whose try block around the call slowed the vectorised loop.
-DRIVER_OPTIONS = NJIT_OPTIONS + ", forceinline=True"
+# them as calls, one per statement of a loop step), and never called from Python: numba
+# builds no CPython wrapper for them (a wrapper cost each small function as much compile
+# time as its body). Kernels are not inlined into the thread workers, whose try block around
+# the call slowed the vectorised loop.
+INLINED = ", forceinline=True, no_cpython_wrapper=True"
+DRIVER_OPTIONS = NJIT_OPTIONS + INLINED
 # Reduction kernels may reassociate (never nnan/ninf): the accumulation vectorises, and the sum
 # order already differs from NumPy's pairwise summation (results agree within rounding).
 REDUCTION_OPTIONS = NJIT_OPTIONS + ', fastmath={"reassoc"}'
 # A function a driver inlines that neither allocates nor returns an array compiles without
 # numba's reference counting: each array it was handed and each view it made cost an atomic
 # increment and decrement per call, in every iteration of the loop.
-LEAF_OPTIONS = DRIVER_OPTIONS + ", _nrt=False"
+WITHOUT_REFCOUNTS = ", _nrt=False"
+LEAF_OPTIONS = DRIVER_OPTIONS + WITHOUT_REFCOUNTS
 CODEGEN_VERSION = "cpu-13"
 
 
@@ -76,7 +80,7 @@ class RenderedKernel:
         source = self.source
         for options in (NJIT_OPTIONS, REDUCTION_OPTIONS):
             source = source.replace(f"@njit({options})\n",
-                                    f"@njit({options}, forceinline=True, _nrt=False)\n")
+                                    f"@njit({options}{INLINED}{WITHOUT_REFCOUNTS})\n")
         return replace(self, source=source)
 
 

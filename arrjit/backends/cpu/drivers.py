@@ -230,13 +230,16 @@ class LoopFunction:
     extra: LoopArguments
     kept: frozenset[int]          # carries updated in their own buffer (never swapped)
 
-    def definition(self, name: str) -> str:
-        return (f"@njit({DRIVER_OPTIONS})\ndef {name}({', '.join(self.arguments + ['E'])}):\n"
+    def definition(self, name: str, options: str = DRIVER_OPTIONS) -> str:
+        return (f"@njit({options})\ndef {name}({', '.join(self.arguments + ['E'])}):\n"
                 + "\n".join(self.lines) + "\n")
 
     @cached_property
     def source(self) -> str:
-        return render_functions({**self.extra.functions, "driver": self.definition("driver")})
+        """The module of the top-level loop: its ``driver``, called from Python, and the
+        functions it calls."""
+        return render_functions({**self.extra.functions,
+                                 "driver": self.definition("driver", NJIT_OPTIONS)})
 
     @cached_property
     def extents(self) -> np.ndarray:
