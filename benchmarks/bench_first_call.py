@@ -1,5 +1,6 @@
-"""The first call as a user meets it: a fresh process, imports included, against JAX; and
-the first call of 18 realistic programs after start-up (``first_call_programs``).
+"""The first call as a user meets it: a fresh process, imports included, against JAX; the
+first call of 18 realistic programs after start-up (``first_call_programs``); and the first
+call of the loop programs against their bodies without the loop (``loop_first_call``).
 
 Two functions: the one-kernel ``tanh(x)*y + exp(-x*x)/(1+y*y)`` and the 6-kernel program of
 ``bench_tiers`` (256 rows). arrjit runs cold (an empty compile cache) and disk-warm (a cache
@@ -18,9 +19,11 @@ import tempfile
 try:                       # asv imports the benchmarks as a package
     from .bench_tiers import PROGRAM_CODE
     from .first_call_programs import PROGRAMS, in_fresh_process
+    from .loop_first_call import SOLVER_PROGRAMS, in_fresh_process as loop_in_fresh_process
 except ImportError:        # python benchmarks/bench_first_call.py
     from bench_tiers import PROGRAM_CODE
     from first_call_programs import PROGRAMS, in_fresh_process
+    from loop_first_call import SOLVER_PROGRAMS, in_fresh_process as loop_in_fresh_process
 
 ONE_KERNEL = """
 import numpy as np
@@ -101,6 +104,22 @@ class ProgramFirstCall:
         return in_fresh_process(program, library)[0]
 
     track_first_call.unit = "seconds"
+
+
+class LoopFirstCall:
+    """The loop programs of ``bench_loops``: the first call of each as written over the first
+    call of its body compiled without the loop (``loop_first_call``), fresh processes."""
+
+    timeout = 600
+    repeat = 1
+    number = 1
+    params = [list(SOLVER_PROGRAMS)]
+    param_names = ["program"]
+
+    def track_loop_over_body(self, program):
+        return loop_in_fresh_process(program, False) / loop_in_fresh_process(program, True)
+
+    track_loop_over_body.unit = "ratio"
 
 
 def _timed(code: str) -> float:
