@@ -154,3 +154,14 @@ def test_larger_values_stay_in_buffers():
     assert loop.native.extra.register_calls == 2     # the condition and the counter
     assert loop.native.extra.array_calls == 1
     assert_same(f(big), np.full(big.shape, 7.0))
+
+
+def test_empty_and_single_element_carries():
+    f = jit(lambda x, y, z: lax.fori_loop(
+        0, 3, lambda i, c: (c[0] * 2.0, c[1] + 1.0, c[2] * 3), (x, y, z)))
+    x, y, z = np.zeros((0, 2)), np.ones(1), np.array([[2]], np.int32)
+    _loop(f, x, y, z)
+    got = f(x, y, z)
+    assert_same(got[0], x)
+    assert_same(got[1], np.full(1, 4.0))
+    assert_same(got[2], np.array([[54]], np.int32))

@@ -63,8 +63,9 @@ REGISTER_ELEMENTS = 16
 
 def in_registers(aval: Aval) -> bool:
     """Whether a loop driver keeps a value of ``aval`` in local variables: 0-d values as
-    scalars, arrays of up to ``REGISTER_ELEMENTS`` elements as tuples of their elements."""
-    return aval.size <= REGISTER_ELEMENTS
+    scalars, arrays of 1 to ``REGISTER_ELEMENTS`` elements as tuples of their elements (an
+    empty array stays an array: numba has no empty tuple of a dtype)."""
+    return aval.ndim == 0 or 0 < aval.size <= REGISTER_ELEMENTS
 
 
 def register_kernel(kernel: Kernel) -> bool:
