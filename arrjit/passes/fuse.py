@@ -21,8 +21,8 @@ from .nest import NestBuilder
 from .regions import (MAX_REGION_STORES, Region, disjoint, find_regions, output_views,
                       placeable_reductions, reader_counts)
 from .sizes import chain_cuts
-from .views import (below_unit_reshapes, gather_positions, positioned_gather, read_through, same_ignoring_ones,
-                    transposed_source)
+from .views import (Positions, below_unit_reshapes, gather_positions, read_through,
+                    same_ignoring_ones, transposed_source)
 
 CALLS = LIBRARY_CALLS | CONTROL_FLOW  # steps run outside fused loop nests
 
@@ -30,8 +30,11 @@ CALLS = LIBRARY_CALLS | CONTROL_FLOW  # steps run outside fused loop nests
 class _Fuser:
     def __init__(self, graph: Graph, views_out: bool = True, positions: bool = False):
         self.graph = graph
-        self.positions = positions   # gathers at run-time positions fuse (``views``)
         self.producer = {v: n for n in graph.nodes for v in n.outs}
+        # gathers at run-time positions that fuse as views, by result, with their positions
+        self.positioned: dict[Var, Positions] = {
+            n.out: found for n in graph.nodes
+            if positions and (found := gather_positions(n, self.producer)) is not None}
         self.stored: set[Var] = set(graph.inputs)
         self.call_views: dict[Var, tuple] = {}   # a call's output -> ``LibraryCall.views``
         self.readers = reader_counts(graph)
@@ -57,9 +60,9 @@ class _Fuser:
                 self.stored.add(n.out)
             elif n.out in self.regions:
                 self.stored.update((n.out, n.inputs[0]))
-            elif self.positions and (found := gather_positions(n, self.producer)):
+            elif n.out in self.positioned:
                 # a view of positions: they (a window's start) are read from buffers
-                self.stored.update(v for v, _ in found.values())
+                self.stored.update(v for v, _ in self.positioned[n.out].values())
             elif n.op in CALLS:
                 self.stored.update(n.outs)
                 views = tuple(self._transposed_operand(n, v) for v in n.inputs)
@@ -316,7 +319,7 @@ class _Fuser:
         for key, members in groups.items():
             domain = key[2] if key[1] == "row" else None
             builder = NestBuilder(self.producer, self.stored, self.stage, members, domain,
-                                  self.regions, self.placed)
+                                  self.regions, self.placed, self.positioned)
             steps.append((key[0], 1, builder.build()))
         steps.sort(key=lambda item: (item[0], item[1]))
         aliases = ({v: r.root for v, r in self.regions.items()} |
@@ -328,13 +331,9 @@ class _Fuser:
         call (a region update is a store in a nest)."""
         return not self._called(n) or n.out in self.regions
 
-    def _view_of_positions(self, n: Node) -> bool:
-        """A gather at run-time positions that this target reads inside kernels."""
-        return self.positions and positioned_gather(n, self.producer)
-
     def _called(self, n: Node) -> bool:
         """Whether ``n`` is a library call or control flow (not a view of positions)."""
-        return n.op in CALLS and not self._view_of_positions(n)
+        return n.op in CALLS and n.out not in self.positioned
 
 
 def _row_domain(node: Node) -> tuple[tuple[int, ...], int] | None:
@@ -349,5 +348,5 @@ def partition(graph: Graph, views_out: bool = True, positions: bool = False) -> 
     """Split a simplified graph into ordered steps. ``views_out``: outputs may be views of
     other buffers (``regions.output_views``; not for loop bodies, whose outputs are the next
     iteration's buffers). ``positions``: gathers at run-time positions among slices are
-    views inside kernels (``views.positioned_gather``), else library calls."""
+    views inside kernels (``views.gather_positions``), else library calls."""
     return _Fuser(graph, views_out, positions).partition()

@@ -15,10 +15,9 @@ from ..core.interpret import evaluate_node
 from ..core.ir import ELEMENTWISE, REDUCTIONS, VIEWS, Node, Op, Var
 from ..core.rules import COSTLY, REDUCTION_RULES
 from .kernel import (Affine, Compute, Const, Kernel, Load, Position, Reduce, Stmt, Store,
-                     c_strides,
-                     combine, identity_map, merge_loops)
+                     c_strides, combine, identity_map, merge_loops)
 from .regions import MODE_OPS, Region
-from .views import (VIEW_MAPS, broadcast_map, gather_map, gather_positions, positioned_gather, reshape_map,
+from .views import (VIEW_MAPS, Positions, broadcast_map, gather_map, reshape_map,
                     same_ignoring_ones)
 
 
@@ -31,10 +30,12 @@ class NestBuilder:
     def __init__(self, producer: dict[Var, Node], stored: set[Var], stage: dict[Var, int],
                  members: list[Var], row_domain: tuple[tuple[int, ...], int] | None = None,
                  regions: Mapping[Var, Region] | None = None,
-                 placed: Mapping[Var, Region] | None = None):
+                 placed: Mapping[Var, Region] | None = None,
+                 positioned: Mapping[Var, Positions] | None = None):
         self.producer, self.stored, self.stage_of = producer, stored, stage
         self.regions = regions or {}
         self.placed = placed or {}    # members stored into a region of another buffer
+        self.positioned = positioned or {}   # gathers read at positions (``gather_positions``)
         self.members = members
         first = producer[members[0]]
         self.reducing = row_domain is not None or first.op in REDUCTIONS
@@ -284,9 +285,7 @@ class NestBuilder:
         """Per indexed axis of a positioned gather, its ``Position`` (one per index value,
         extent and axis in the kernel) and a window's first offset (``gather_positions``)."""
         names = {}
-        found = gather_positions(node, self.producer)
-        assert found is not None
-        for axis, (index, first) in found.items():
+        for axis, (index, first) in self.positioned[node.out].items():
             value = self.value(index, (), False)
             key = (value, node.inputs[0].shape[axis], axis)
             if key not in self.positions:
@@ -330,7 +329,7 @@ class NestBuilder:
                                       tuple(v.dtype for v in node.inputs), node.params))
         src = node.inputs[0]
         zero = Affine(0, (0,) * self.nloops)
-        if positioned_gather(node, self.producer):
+        if node.out in self.positioned:
             assert not flat, "a positioned gather reached in flat mode; fusion should store it"
             return self.value(src, gather_map(node, imap, zero, self._positions(node)), False)
         assert op in VIEWS, op

@@ -65,24 +65,29 @@ def _roll_map(node: Node, imap: IndexMap, zero: Affine) -> IndexMap:
     return imap[:axis] + (rolled,) + imap[axis + 1:]
 
 
-def gather_positions(node: Node, producer: dict[Var, Node]
-                     ) -> dict[int, tuple[Var, int | None]] | None:
+# Per indexed axis of a gather at run-time positions: the 0-d integer read there and, for a
+# window, its first offset (``gather_positions``).
+Positions = dict[int, tuple[Var, int | None]]
+
+
+def gather_positions(node: Node, producer: dict[Var, Node]) -> Positions | None:
     """Per indexed axis of a gather at run-time positions among slices, the 0-d integer it
     reads there and, for a window (``windows.window_start``), the window's first offset
     (None for one position: ``x[i]``, ``x[:, j]``, ``x[i, 1:-1]``). None when ``node`` is
     not such a gather: other indices follow NumPy's layout rules and stay library calls. A
-    window is the only indexed axis (NumPy keeps its axis in place then)."""
+    window is the only indexed axis (NumPy keeps its axis in place then). Such a gather is a
+    view whose index map holds the positions (``gather_map``), fused like the other views
+    rather than called."""
     if node.op is not Op.GATHER or len(node.param["index"]) > node.inputs[0].ndim:
         return None
-    found: dict[int, tuple[Var, int | None]] = {}
+    found: Positions = {}
     windows = 0
     for axis, item in enumerate(node.param["index"]):
         if is_array_item(item):
             index = node.inputs[1 + item[1]]
-            window = window_start(index, node.inputs[0].shape[axis], producer)
             if index.ndim == 0 and index.dtype.kind in "iu":
                 found[axis] = (index, None)
-            elif window is not None:
+            elif (window := window_start(index, node.inputs[0].shape[axis], producer)):
                 found[axis] = window
                 windows += 1
             else:
@@ -94,20 +99,13 @@ def gather_positions(node: Node, producer: dict[Var, Node]
     return found
 
 
-def positioned_gather(node: Node, producer: dict[Var, Node]) -> bool:
-    """Whether ``node`` gathers its source at run-time positions (``gather_positions``): a
-    view whose index map holds the positions (``gather_map``), fused like the other views
-    rather than called."""
-    return gather_positions(node, producer) is not None
-
-
 def gather_map(node: Node, imap: IndexMap, zero: Affine,
                positions: dict[int, tuple[str, int | None]]) -> IndexMap:
-    """How a ``positioned_gather`` read at ``imap`` reads its source: an indexed axis at the
-    ``Position`` named in ``positions`` (plus, for a window starting ``first`` after it,
-    the result's index along that axis), a sliced axis as a slice, the axes after the
-    index whole. (0-d index operands add no dimensions, so the result's dimensions are the
-    windows, sliced and trailing axes in order.)"""
+    """How a gather at positions (``gather_positions``) read at ``imap`` reads its source:
+    an indexed axis at the ``Position`` named in ``positions`` (plus, for a window starting
+    ``first`` after it, the result's index along that axis), a sliced axis as a slice, the
+    axes after the index whole. (0-d index operands add no dimensions, so the result's
+    dimensions are the windows, sliced and trailing axes in order.)"""
     source = node.inputs[0]
     src_map: list[Affine] = []
     j = 0

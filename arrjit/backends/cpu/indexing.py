@@ -95,14 +95,17 @@ def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> Ren
     reads = ", ".join(f"r{k}" for k in range(len(avals)))
     name = f"{node.op.value}_{hashlib.sha256(body.encode()).hexdigest()[:16]}"
     writes = "" if returns else "w0, "
-    options = DRIVER_OPTIONS if _allocates(node.param.get("index", ()), avals) else LEAF_OPTIONS
+    # an index vector is copied to be normalised: the function allocates
+    vectors = _vector_axes(node.param.get("index", ()), avals)
+    options = DRIVER_OPTIONS if vectors else LEAF_OPTIONS
     source = f"@njit({options})\ndef {name}({writes}{reads}, P, start, stop):\n{body}\n"
     return RenderedKernel(name, source, np.zeros(1, np.int64))
 
 
-def _allocates(template: tuple, avals: Sequence[Aval]) -> bool:
-    """Whether the rendered function allocates: an index vector is copied to be normalised."""
-    return any(is_array_item(item) and avals[1 + item[1]].ndim == 1 for item in template)
+def _vector_axes(template: tuple, avals: Sequence[Aval]) -> list[int]:
+    """The axes indexed by a 1-d index vector."""
+    return [axis for axis, item in enumerate(template)
+            if is_array_item(item) and avals[1 + item[1]].ndim == 1]
 
 
 def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode: str,
@@ -140,8 +143,7 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
     if not in_place:
         lines += _copy("w0", "r0", avals[0].ndim)
     ufunc = None if mode == "set" else f"np.{SCATTER_UFUNCS[mode].__name__}"
-    vector = [axis for axis, item in enumerate(template)
-              if is_array_item(item) and avals[1 + item[1]].ndim == 1]
+    vector = _vector_axes(template, avals)
     if vector:
         lines += _scatter_along(vector[0], items, updates, region, avals[-1].ndim == 0,
                                 ufunc, scalar)

@@ -121,7 +121,8 @@ def _library_call(run: LibraryRun, plan, names: dict[int, str], carried: list[in
     rendered = renderer.render(step, plan.slot_avals, in_place)
     if renderer.by_value(step):
         # positions and a scalar update by value; one element gathered into a register
-        args = [reads[0]] + [f"{n}_s" if n in layout.scalar else n for n in reads[1:]]
+        scalar = layout.scalar
+        args = [reads[0]] + [f"{n}_s" if n in scalar else n for n in reads[1:]]
         if step.node.op is Op.GATHER and aval.ndim == 0:
             return [*layout.to_arrays(args[:1]),
                     f"{names[out]}_s = {layout.extra.call(rendered, tuple(args), 1)}"]

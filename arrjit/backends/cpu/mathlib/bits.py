@@ -7,10 +7,9 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
-
-from ..bounds import OutOfBounds
 from numba.np.arrayobj import load_item, make_array, populate_array, store_item
 
+from ..bounds import OutOfBounds
 from ..mathnames import BLOCK
 
 # Inside these functions FMA contraction is allowed (more accurate, never less); nothing else.
