@@ -98,6 +98,7 @@ class Jitted(ArgumentBinding):
         self._warned_retrace = False
         self._hits = self._misses = self._traces = 0
         self._stats = CompileStats()
+        self._fast_memo: list = [None]       # the hot path's last (key, entry)
         self._fast_hit = hotpath.make_fast_hit(self) if (
             self._fast_arity > 0 and not self._static_positions and self._fast_arity <= 16
         ) else None
@@ -114,6 +115,7 @@ class Jitted(ArgumentBinding):
         values = args if (not kwargs and len(args) == self._fast_arity) else self._bind(args,
                                                                                           kwargs)
         key, leaves = self._key(values)
+        self._forget_fast_hit()
         entry = self._cache.get(key)
         if entry is None:
             for claims, handler in _collection_handlers:
@@ -168,6 +170,7 @@ class Jitted(ArgumentBinding):
             for key, cached in list(self._cache.items()):
                 if cached is entry:
                     del self._cache[key]
+            self._forget_fast_hit()
             raise
         entry.executable = executable
         entry.run = executable.fast_run if entry.fast_path else None
@@ -306,6 +309,11 @@ class Jitted(ArgumentBinding):
         self._cache[key] = entry
         while len(self._cache) > max(1, config.max_signatures_per_function):
             self._cache.popitem(last=False)
+        self._forget_fast_hit()
+
+    def _forget_fast_hit(self) -> None:
+        """Empty the hot path's memo: the cache or its order changed elsewhere."""
+        self._fast_memo[0] = None
 
     # -- introspection ------------------------------------------------------------------------
     def lower(self, *args, **kwargs) -> "Lowered":
@@ -352,6 +360,7 @@ class Jitted(ArgumentBinding):
     def clear_cache(self) -> None:
         """Forget every traced signature of this function (compiled code stays loaded)."""
         self._cache.clear()
+        self._forget_fast_hit()
 
     def __repr__(self) -> str:
         return f"<arrjit.jit {self._name}>"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 import numpy as np
 
 from .core.tree import unflatten
-from .signature import KEY_FLAGS, LEAF_TREE, SCALAR_LEAVES, as_array, leaf_key
+from .signature import KEY_FLAGS, SCALAR_KEYS, SCALAR_LEAVES
 
 if TYPE_CHECKING:
     from .api import Jitted
@@ -26,30 +26,41 @@ NOT_FAST = object()
 def make_fast_hit(jitted: "Jitted") -> Callable:
     """The generated hot path of ``jitted`` (``jitted._fast_arity`` positional arguments).
     An array keys by dtype, shape and layout flags; a Python or NumPy scalar as the general
-    path keys it (``signature._key``) and becomes a 0-d array."""
+    path keys it (``signature.SCALAR_KEYS``) and becomes a 0-d array.
+
+    ``jitted._fast_memo[0]`` holds the last key this path looked up and its entry. A call
+    with an equal key (compared, not hashed) skips the lookup and the LRU move: the entry is
+    already the most recent one, since every other use of the cache empties the memo
+    (``Jitted._forget_fast_hit``)."""
     n = jitted._fast_arity
     names = [f"a{k}" for k in range(n)]
     lines = ["def fast_hit(args):", f"    {', '.join(names)}, = args"]
     for a in names:
-        lines += [f"    if type({a}) is ndarray:",
+        lines += [f"    t = type({a})",
+                  "    if t is ndarray:",
                   f"        k_{a} = ({a}.dtype, {a}.shape, {a}.flags.num & {KEY_FLAGS})",
-                  f"    elif type({a}) in SCALARS:",
-                  f"        k_{a} = (LEAF, (leaf_key({a}),))",
-                  f"        {a} = as_array({a})",
                   "    else:",
-                  "        return NOT_FAST"]
+                  f"        k_{a} = SCALAR_KEYS.get(t)",
+                  f"        if k_{a} is None:",
+                  "            return NOT_FAST",
+                  f"        {a} = asarray({a}, INT64 if t is int else None)"]
     lines += [f"    key = ({', '.join(f'k_{a}' for a in names)},)",
-              "    entry = get(key)",
-              "    if entry is None or entry.run is None:",
-              "        return NOT_FAST",
+              "    last = memo[0]",
+              "    if last is not None and last[0] == key:",
+              "        entry = last[1]",
+              "    else:",
+              "        entry = get(key)",
+              "        if entry is None or entry.run is None:",
+              "            return NOT_FAST",
+              "        move_to_end(key)",
+              "        memo[0] = (key, entry)",
               "    jitted._hits += 1",
-              "    move_to_end(key)",
               f"    outs = entry.run(({', '.join(names)},))",
               "    return outs[0] if entry.single_output else unflatten(entry.out_tree, outs)"]
     namespace = {"ndarray": np.ndarray, "get": jitted._cache.get, "jitted": jitted,
                  "move_to_end": jitted._cache.move_to_end, "unflatten": unflatten,
-                 "NOT_FAST": NOT_FAST, "SCALARS": SCALAR_LEAVES, "LEAF": LEAF_TREE,
-                 "leaf_key": leaf_key, "as_array": as_array}
+                 "memo": jitted._fast_memo, "NOT_FAST": NOT_FAST, "SCALAR_KEYS": SCALAR_KEYS,
+                 "asarray": np.asarray, "INT64": np.dtype(np.int64)}
     exec(compile("\n".join(lines), f"<arrjit fast path of {jitted._name}>", "exec"), namespace)
     return namespace["fast_hit"]
 

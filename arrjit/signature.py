@@ -75,6 +75,11 @@ def leaf_key(x: Any) -> Any:
     return ("object", type(x))
 
 
+# The key part of a scalar argument, one shared object per type: the hot path compares a key
+# with the last one it saw, and shared parts compare by identity.
+SCALAR_KEYS: dict[type, tuple] = {t: (LEAF_TREE, (leaf_key(t(0)),)) for t in SCALAR_LEAVES}
+
+
 def leaf_aval(x: Any, name: str) -> Aval:
     if type(x) in PYTHON_SCALARS:
         if type(x) is bool:
@@ -212,7 +217,7 @@ class ArgumentBinding:
             elif type(v) is Default:
                 parts.append(v)
             elif type(v) in SCALAR_LEAVES:     # a leaf as ``flatten_with_paths`` gives it
-                parts.append((LEAF_TREE, (leaf_key(v),)))
+                parts.append(SCALAR_KEYS[type(v)])
                 leaves.append(v)
             else:
                 l, _, tree = flatten_with_paths(v)

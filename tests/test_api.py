@@ -360,3 +360,27 @@ def test_the_hot_path_takes_scalar_arguments_keyed_as_the_general_path():
     assert_same(f(x[::2], 2.0, np.float32(1.0)), x[::2] * 2.0 + 1.0)
     assert f.cache_info().traces == traces + 2
     assert_same(f(x, np.float64(2.0), True), x * 2.0 + 1.0)
+
+
+def test_the_hot_path_memo_keeps_the_least_recently_used_order():
+    """Repeated calls of one signature skip the hot path's lookup (its memo); the signature
+    evicted is still the least recently used one, whichever path served the calls, and a
+    cleared cache is not answered from the memo."""
+    arrjit.config.update("max_signatures_per_function", 2)
+    try:
+        f = arrjit.jit(lambda x: x * 2.0)
+        a, b, c = np.ones(2), np.ones(3), np.ones(4)
+        f(a), f(b), f(a), f(a)         # a: the memo's
+        assert_same(f(x=b), b * 2.0)   # the general path's hit makes b the most recent
+        f(a)                           # so a must be moved again
+        traces = f.cache_info().traces
+        f(c)                           # evicts b
+        assert_same(f(a), a * 2.0)
+        assert f.cache_info().traces == traces + 1
+        f(b)
+        assert f.cache_info().traces == traces + 2
+        f.clear_cache()
+        assert_same(f(b), b * 2.0)
+        assert f.cache_info().traces == traces + 3
+    finally:
+        arrjit.config.update("max_signatures_per_function", 64)
