@@ -75,7 +75,7 @@ class CpuExecutable:
                 # the loop compiles only what its way of running needs
                 run = LoopRun(first, CpuExecutable(first.cond), CpuExecutable(first.body))
             else:
-                run = LibraryRun(first)
+                run = LibraryRun(first, plan.slot_avals)
             self.runs.append(run)
             self.schedule.append(Scheduled.of(run, mem, first))
         self.sources = [text for run in self.runs for text in run.sources]
@@ -100,6 +100,8 @@ class CpuExecutable:
             elif isinstance(run, LoopRun):
                 units.append((run.native.source if run.native is not None else None,
                               partial(run.compile, examples, stats)))
+            elif run.sources:
+                units.append((run.sources[0], partial(run.compile, examples, stats)))
         if not compile_ahead(self.runs, examples):
             for _, compile_unit in units:
                 compile_unit()
@@ -140,7 +142,6 @@ def compile_ahead(runs: list, examples: list) -> bool:
             or disk.open_cache(cache_key_fields()) is None:
         return False   # workers hand over native entries through the disk cache
     jobs = list({source: (source, specs) for run in runs
-                 if not isinstance(run, LibraryRun)
                  for source, specs in run.jobs(examples)}.values())
     if len(jobs) < 2:
         return False

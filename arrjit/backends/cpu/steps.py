@@ -12,6 +12,7 @@ import numpy as np
 
 from ...config import config
 from ...core import library
+from ...core.dtypes import Aval
 from ...executor import store_results
 from ...passes.kernel import Kernel
 from ...plan import LibraryStep
@@ -19,7 +20,7 @@ from ...runtime import compile as compiler
 from ...runtime import pool as buffers
 from ...runtime.compile import CompileStats
 from . import codegen as cpu
-from . import drivers, entries, splits
+from . import drivers, entries, sequences, splits
 from .cost import MIN_PARALLEL_WORK, ThreadChoice, splittable, work
 from .splits import Split
 from .target import cache_key_fields
@@ -280,20 +281,48 @@ def _partials(kernel: Kernel, count: int) -> list[np.ndarray]:
 
 
 class LibraryRun:
-    """A library step; its results become the buffers in ``out_slots``."""
+    """A library step; its results become the buffers in ``out_slots``. Running sums and
+    products run as native functions (``sequences.runs_outside_loops``), the rest through
+    ``core.library``."""
 
-    sources: tuple[str, ...] = ()  # NumPy code: nothing generated
-
-    def __init__(self, step: LibraryStep):
+    def __init__(self, step: LibraryStep, slot_avals: Sequence[Aval]):
         self.step = step
         self.node = step.node
         self.in_slots = list(step.in_slots)
         self.out_slots = list(step.out_slots)
         self.in_place = step.in_place
         self.perms = step.in_perms if any(step.in_perms) else ()
+        self.native: cpu.RenderedKernel | None = None
+        self.sources: tuple[str, ...] = ()   # NumPy code: nothing generated
+        if not self.perms and sequences.runs_outside_loops(step, slot_avals):
+            self.native = sequences.render(step, slot_avals, False, cpu.NJIT_OPTIONS)
+            self.sources = (drivers.render_module([self.native]),)
+            out = slot_avals[self.out_slots[0]]
+            self.out_shape, self.out_dtype = out.shape, out.dtype
+        self.entry: Callable = not_compiled
+
+    def _entry_args(self, native: cpu.RenderedKernel, examples: list) -> list:
+        return [examples[self.out_slots[0]], examples[self.in_slots[0]], native.params, 0, 1]
+
+    def jobs(self, examples: list) -> list[tuple[str, list]]:
+        """Its native function, when it has one not compiled yet (see ``KernelRun.jobs``)."""
+        if self.native is None:
+            return []
+        return uncompiled(self.sources[0], [(self.native.name,
+                                             self._entry_args(self.native, examples), True)])
+
+    def compile(self, examples: list, stats: CompileStats) -> None:
+        if self.native is not None:
+            loaded = compiler.load_module(self.sources[0], cache_key_fields())
+            self.entry = compile_entry(loaded, self.native.name,
+                                       self._entry_args(self.native, examples), stats)
 
     def compute(self, *operands: np.ndarray) -> Any:
         """The result (a tuple of them for an op with several)."""
+        if self.native is not None:
+            out = buffers.empty(self.out_shape, self.out_dtype)
+            self.entry(out, operands[0], self.native.params, 0, 1)
+            return out
         if self.perms:   # transposed views: BLAS reads them without a copy
             operands = tuple(x if perm is None else x.transpose(perm)
                         for x, perm in zip(operands, self.perms))
