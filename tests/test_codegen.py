@@ -11,6 +11,7 @@ import pytest
 
 import arrjit
 import arrjit.numpy as anp
+from arrjit.backends.cpu import columns
 from arrjit.backends.cpu.codegen import render_kernel
 from arrjit.backends.cpu.mathnames import BLOCK
 from arrjit.passes.fuse import partition
@@ -109,13 +110,33 @@ def test_column_order_reductions_over_several_blocks_of_columns_are_numpy_s(
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("shape, dtype", [((3000, 100), np.float64), ((3000, 200), np.float32),
+                                          ((3000, 40), np.complex128), ((5000, 12), np.float64)])
+def test_column_sums_on_threads_split_columns_at_cache_lines(shape, dtype,
+                                                           two_threads_from_1000_elements):
+    """A float sum over rows splits its columns into slabs of whole cache lines (one chunk
+    may be empty), each reading ahead of its rows where the slab is narrow: NumPy's values
+    bit for bit (float32 sums accumulate in float64, ``core.rules``)."""
+    x = np.random.default_rng(5).standard_normal(shape).astype(dtype)
+    if dtype == np.complex128:
+        x = x + 1j * x[::-1]
+    (kernel,), _ = kernels_of(lambda v: anp.sum(v, axis=0), x)
+    assert render_kernel(kernel).column_order
+    assert columns.line_elements(kernel) == 64 // np.dtype(dtype).itemsize
+    got = arrjit.jit(lambda v: anp.sum(v, axis=0))(x)
+    want = x.astype(np.float64).sum(axis=0).astype(dtype) if dtype == np.float32 else x.sum(0)
+    assert got.dtype == x.dtype and got.tobytes() == want.tobytes()
+
+
 def test_reductions_over_the_leading_axis_run_in_column_order():
     """The rows loop outside, the columns inside (contiguous, vectorised), one accumulator
     per column; row reductions keep the row order."""
     ks, _ = kernels_of(lambda x: (anp.sum(x * 2.0, axis=0), anp.max(x, axis=0)),
                        np.zeros((6, 5)))
     source = render_kernel(ks[0]).source
-    assert "        for i1 in range(p1):\n            for i0 in range(b0, b1):" in source
+    rows = source.index("        for i1 in range(p1):\n")
+    columns_loop = source.index("            for i0 in range(b0, b1):\n")
+    assert rows < source.index("_M.prefetch(r0, ") < columns_loop   # hints, in narrow slabs
     assert "acc0_c = _M.block(np.float64)" in source
     ks, _ = kernels_of(lambda x: anp.sum(x, axis=1), np.zeros((6, 5)))
     assert "_c = _M.block" not in render_kernel(ks[0]).source

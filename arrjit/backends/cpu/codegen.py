@@ -437,7 +437,7 @@ def render_passes(kernel: Kernel, params: ParamTable, body: list[str],
     if mode in COLUMN_RENDERERS and columns.suits(kernel, simple):
         per_element = [line for (_, _, _, line) in inner_stmts.values()]
         COLUMN_RENDERERS[mode](body, outer_pre[0], per_column, per_element, kernel.reductions,
-                               gaps[1], reduction_lines)
+                               gaps[1], reduction_lines, columns.prefetch_lines(kernel, params))
         return True
     assert mode not in (RenderMode.ROWS_PART, RenderMode.ROWS_FINISH), \
         f"{mode}: not a kernel in column order"

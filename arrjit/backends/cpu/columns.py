@@ -9,11 +9,14 @@ and vectorises. Each column still folds its rows in the same order, so the resul
 same bit for bit. The columns go in blocks of ``BLOCK``, whose accumulators live on the
 kernel's stack (``mathlib.block``): no allocation, and a block's rows stay in cache.
 
-Run on threads, such a kernel splits its rows, not its columns (``splits``): a column chunk
-is a few bytes of each row (16 chunks a thread over 1024 columns: 40 bytes), so threads shared
-cache lines and read rows piecemeal. Each row chunk ``t`` accumulates every column into
-``part<k>[t * columns + column]`` (``render_rows_part``); ``render_rows_finish`` folds the
-chunks column by column, in chunk order, and runs the epilogue and the stores.
+Run on threads, a kernel whose fold is exact in any grouping splits its rows (``splits``):
+each row chunk ``t`` accumulates every column into ``part<k>[t * columns + column]``
+(``render_rows_part``); ``render_rows_finish`` folds the chunks column by column, in chunk
+order, and runs the epilogue and the stores. A float sum keeps NumPy's order by splitting its
+columns instead, one slab of whole cache lines per thread (``steps``), so each thread reads a
+narrow run of every row: the row loop asks for the slab's lines ``ROWS_AHEAD`` rows ahead
+(``prefetch_lines``), since the hardware's prefetchers follow runs within a page, not the jump
+from one row to the next.
 """
 from __future__ import annotations
 
@@ -21,8 +24,14 @@ from dataclasses import replace
 from typing import Callable
 
 from ...core.rules import ARG_REDUCTIONS, REDUCTION_RULES
-from ...passes.kernel import Kernel, Load, Reduce
+from ...passes.kernel import Affine, Kernel, Load, Reduce
+from .access import ParamTable, index_expr
 from .mathnames import BLOCK
+
+# How far below the current row the row loop asks for its lines.
+ROWS_AHEAD = 16
+LINE_BYTES = 64
+NARROW_LINES = 8
 
 
 def suits(kernel: Kernel, simple: bool) -> bool:
@@ -50,10 +59,41 @@ def _accumulator_dtype(r: Reduce) -> str:
 Lines = Callable[[Reduce], tuple[list[str], list[str]]]
 
 
+def prefetch_lines(kernel: Kernel, params: ParamTable) -> list[str]:
+    """Per load strided along the rows: a loop over the lines of its columns ``b0:b1`` at row
+    ``i1 + ROWS_AHEAD`` asking for each (the last line too where ``b1`` is not at a line's
+    start; past the last row the hints ask for nothing that is read, harmlessly). Only for a
+    slab ``start:stop`` narrower than ``NARROW_LINES`` lines of rows at least that long: over
+    wider runs of a row, or rows that follow each other closely, the hardware's prefetchers
+    keep up and the hints only cost time."""
+    lines = []
+    for s in kernel.stmts:
+        if not isinstance(s, Load) or s.own_output or s.access.coefs[1] in (0, 1):
+            continue
+        step = max(1, LINE_BYTES // kernel.reads[s.buffer].dtype.itemsize)
+        a = s.access
+        ahead = Affine(a.offset + ROWS_AHEAD * a.coefs[1], a.coefs, True, a.wraps, a.positions)
+        narrow = NARROW_LINES * step
+        lines += [f"if stop - start < {narrow} and {params.slot(a.coefs[1])} >= {narrow}:",
+                  f"    for i0 in range(b0, b1 + {step - 1}, {step}):",
+                  f"        _M.prefetch(r{s.buffer}, {index_expr(ahead, params)})"]
+    return lines
+
+
+def line_elements(kernel: Kernel) -> int:
+    """Elements in a cache line of the buffers read along the rows (the most of any): a slab
+    of columns starting at a multiple of it starts at a line of each (rows aligned)."""
+    return max((LINE_BYTES // kernel.reads[s.buffer].dtype.itemsize for s in kernel.stmts
+                if isinstance(s, Load) and not s.own_output and s.access.coefs[1] not in (0, 1)),
+               default=1)
+
+
 def _row_loop(body: list[str], per_column: list[str], per_element: list[str],
-              reductions: tuple[Reduce, ...], reduction_lines: Lines, rows: str) -> None:
+              reductions: tuple[Reduce, ...], reduction_lines: Lines, rows: str,
+              prefetches: list[str]) -> None:
     """Inside a block of columns ``b0:b1``: the accumulators' rows loop over ``rows``."""
     body.append(f"    for i1 in {rows}:")
+    body.extend("        " + line for line in prefetches)
     body.append("        for i0 in range(b0, b1):")
     inner = list(per_column) + [f"{r.name} = _M.load({r.name}_c, i0 - b0)" for r in reductions]
     inner += per_element
@@ -78,13 +118,16 @@ def _blocks(body: list[str], reductions: tuple[Reduce, ...], reduction_lines: Li
 
 
 def render(body: list[str], before: list[str], per_column: list[str], per_element: list[str],
-           reductions: tuple[Reduce, ...], after: list[str], reduction_lines: Lines) -> None:
+           reductions: tuple[Reduce, ...], after: list[str], reduction_lines: Lines,
+           prefetches: list[str]) -> None:
     """The kernel in column order: ``before`` (no loop), ``per_column`` (loads of the
     column's values, repeated where needed), ``per_element`` (the statements of the rows
-    loop), then the accumulators' updates, and ``after`` (epilogue and stores)."""
+    loop, after the ``prefetches``), then the accumulators' updates, and ``after`` (epilogue
+    and stores)."""
     body.extend(before)
     _blocks(body, reductions, reduction_lines, "start", "stop")
-    _row_loop(body, per_column, per_element, reductions, reduction_lines, "range(p1)")
+    _row_loop(body, per_column, per_element, reductions, reduction_lines, "range(p1)",
+              prefetches)
     body.append("    for i0 in range(b0, b1):")
     last = list(per_column) + [f"{r.name} = _M.load({r.name}_c, i0 - b0)" for r in reductions]
     body.extend("        " + line for line in last + after)
@@ -92,11 +135,13 @@ def render(body: list[str], before: list[str], per_column: list[str], per_elemen
 
 def render_rows_part(body: list[str], before: list[str], per_column: list[str],
                      per_element: list[str], reductions: tuple[Reduce, ...], after: list[str],
-                     reduction_lines: Lines) -> None:
-    """Rows ``range(start, stop)`` of every column into the partials' slot ``t``."""
+                     reduction_lines: Lines, prefetches: list[str]) -> None:
+    """Rows ``range(start, stop)`` of every column into the partials' slot ``t`` (whole rows:
+    no ``prefetches``)."""
     body.extend(before)
     _blocks(body, reductions, reduction_lines, "0", "p0")
-    _row_loop(body, per_column, per_element, reductions, reduction_lines, "range(start, stop)")
+    _row_loop(body, per_column, per_element, reductions, reduction_lines, "range(start, stop)",
+              [])
     body.append("    for i0 in range(b0, b1):")
     body.extend(f"        _M.store(part{k}, t * p0 + i0, _M.load({r.name}_c, i0 - b0))"
                 for k, r in enumerate(reductions))
@@ -104,7 +149,7 @@ def render_rows_part(body: list[str], before: list[str], per_column: list[str],
 
 def render_rows_finish(body: list[str], before: list[str], per_column: list[str],
                        per_element: list[str], reductions: tuple[Reduce, ...],
-                       after: list[str], reduction_lines: Lines) -> None:
+                       after: list[str], reduction_lines: Lines, prefetches: list[str]) -> None:
     """Each column's ``n`` partials folded in chunk order, then its epilogue and stores."""
     body.extend(before)
     body.append("for i0 in range(p0):")

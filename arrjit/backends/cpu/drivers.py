@@ -29,14 +29,15 @@ STATE_NEXT = 4         # next chunk of thread 0, of thread 1, ...
 GATE_CLOSED = 1 << 40
 
 
-def render_worker(kernel: Kernel, name: str, split: bool) -> str:
+def render_worker(kernel: Kernel, name: str, split: bool, align: int = 1) -> str:
     """The worker running kernel ``name`` on chunks (for a ``split`` kernel: its ``_part``
-    function, filling partial slot ``k`` for chunk ``k``); see ``_render_worker``."""
+    function, filling partial slot ``k`` for chunk ``k``); see ``_render_worker``. Chunk
+    bounds are multiples of ``align`` (but the last chunk's end)."""
     writes, reads = array_names(kernel)
     if split:
         parts = [part for part, _ in partial_arrays(kernel)]
         return _render_worker(name + "_part", parts + reads, chunk_number=True)
-    return _render_worker(name, writes + reads)
+    return _render_worker(name, writes + reads, align=align)
 
 
 # CPython passes a call of 30 or more arguments as a list turned into a tuple, which numba
@@ -45,7 +46,8 @@ def render_worker(kernel: Kernel, name: str, split: bool) -> str:
 CALL_ARGUMENTS_IN_TRY = 30
 
 
-def _render_worker(function: str, arguments: list[str], chunk_number: bool = False) -> str:
+def _render_worker(function: str, arguments: list[str], chunk_number: bool = False,
+                   align: int = 1) -> str:
     """``<function>_worker(arguments..., P, extent, chunks, state, t, threads, bell)``, run by
     each of ``threads`` threads (``t`` = 0 is the caller), calls ``function(arguments..., P,
     lo, hi[, k])`` for chunks ``k`` of ``range(extent)``. Thread ``t`` owns the consecutive
@@ -60,6 +62,13 @@ def _render_worker(function: str, arguments: list[str], chunk_number: bool = Fal
     faulting in one huge page stalled for milliseconds), and a helper that starts late finds
     its first chunks already taken."""
     tail = ["P", "lo", "hi"] + (["k"] if chunk_number else [])
+    if align == 1:
+        bounds = ("            lo = extent * k // chunks\n"
+                  "            hi = extent * (k + 1) // chunks\n")
+    else:
+        bounds = (f"            lo = extent // {align} * k // chunks * {align}\n"
+                  f"            hi = extent if k + 1 == chunks else "
+                  f"extent // {align} * (k + 1) // chunks * {align}\n")
     packed = ""
     if len(arguments) + len(tail) >= CALL_ARGUMENTS_IN_TRY:
         packed = f"    fixed = ({', '.join(arguments)},)\n"
@@ -81,8 +90,7 @@ def _render_worker(function: str, arguments: list[str], chunk_number: bool = Fal
             f"            k = _A.fetch_add(state, {STATE_NEXT} + owner, 1)\n"
             f"            if k >= end:\n"
             f"                break\n"
-            f"            lo = extent * k // chunks\n"
-            f"            hi = extent * (k + 1) // chunks\n"
+            f"{bounds}"
             f"            try:\n"
             f"                {function}({call})\n"
             f"            except Exception:\n"

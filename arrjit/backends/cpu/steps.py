@@ -20,7 +20,7 @@ from ...runtime import compile as compiler
 from ...runtime import pool as buffers
 from ...runtime.compile import CompileStats
 from . import codegen as cpu
-from . import drivers, entries, sequences, splits
+from . import columns, drivers, entries, sequences, splits
 from .cost import MIN_PARALLEL_WORK, ThreadChoice, splittable, work
 from .splits import Split
 from .target import cache_key_fields
@@ -95,7 +95,8 @@ class KernelRun:
             if c.splitting is not None:
                 extra.append(splits.render_split(c.kernel, c.rendered.name, c.splitting))
             if c.split or c.chunked:
-                extra.append(drivers.render_worker(c.kernel, c.rendered.name, c.split))
+                align = columns.line_elements(c.kernel) if c.rendered.column_order else 1
+                extra.append(drivers.render_worker(c.kernel, c.rendered.name, c.split, align))
             self.modules.append(drivers.render_module([c.rendered], tuple(extra)))
 
     @property

@@ -190,6 +190,27 @@ def store(typingctx, array, index, value):
     return types.none(array, index, value), codegen
 
 
+@intrinsic
+def prefetch(typingctx, array, index):
+    """Ask the cache for the line of ``array[index]`` (1-d C-contiguous), to be read soon
+    (LLVM's ``prefetch``: a hint that never faults, so ``index`` may lie past the end). A
+    kernel in column order whose threads each read a narrow slab of every row issues them a
+    few rows ahead: the hardware's prefetchers follow runs within a page, not the jump from
+    one row's slab to the next."""
+    if not _flat_element(array, index):
+        return None
+
+    def codegen(context, builder, signature, args):
+        data = make_array(array)(context, builder, args[0]).data
+        address = builder.bitcast(builder.gep(data, [args[1]]), ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        kind = ir.FunctionType(ir.VoidType(), [address.type, i32, i32, i32])
+        hint = cgutils.get_or_insert_function(builder.module, kind, "llvm.prefetch.p0")
+        builder.call(hint, [address, i32(0), i32(3), i32(1)])   # read, keep in all levels, data
+        return context.get_dummy_value()
+    return types.none(array, index), codegen
+
+
 # ``_nrt`` set explicitly: numba compiles a callee with its caller's setting where unset
 @njit(nogil=True, cache=True, error_model="numpy", no_cfunc_wrapper=True, _nrt=True)
 def out_of_bounds(index, axis, extent):
