@@ -292,3 +292,24 @@ def test_regions_are_disjoint_when_any_axis_is():
     assert not disjoint(region((10,), S(0, None, 2)), region((10,), S(None, None, -3)))
     assert disjoint(region((4, 6), S(None), 0), region((4, 6), Ellipsis, S(1, None)))
     assert not disjoint(region((4, 6), 1), region((4, 6), S(None), S(2, 3)))
+
+
+def test_an_update_computed_from_a_row_reduction_reads_it_from_its_row_kernel():
+    """``x - mean(x, 1)`` stored into regions: the mean is computed by its row kernel and read
+    by the region stores' nests (it was taken for a value only its row kernel reads, and the
+    region nest found a reduction it cannot compute)."""
+    x = np.random.default_rng(8).random((3, 4))
+
+    def updates(ns, v):
+        v = v - ns.mean(v, axis=1, keepdims=True)
+        if ns is np:
+            z = np.zeros((6, 4)) + 0
+            z[0:3], z[3:6] = v, v * 2
+            return z
+        return (ns.zeros((6, 4)) + 0).at[0:3].set(v).at[3:6].set(v * 2)
+
+    assert_same(arrjit.jit(lambda v: updates(anp, v))(x), updates(np, x), rtol=1e-14)
+    joined = arrjit.jit(lambda v: anp.concatenate([v - anp.mean(v, axis=1, keepdims=True),
+                                                   v], axis=0))
+    assert_same(joined(x), np.concatenate([x - x.mean(axis=1, keepdims=True), x]),
+                rtol=1e-14)

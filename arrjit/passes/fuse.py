@@ -286,7 +286,7 @@ class _Fuser:
         for v in self.graph.outputs:
             readers.setdefault(v, set()).add("output")
         for n in self.graph.nodes:
-            if self._called(n):
+            if self._called(n) and n.out not in self.regions:   # a region update is a nest
                 for i in self.operands(n):
                     readers.setdefault(i, set()).add("call")
             elif n.out in self.stored and n.op is not Op.CONST:
