@@ -19,7 +19,8 @@ from ..core.rules import COSTLY
 from .kernel import LibraryCall, Partition, Step
 from .nest import NestBuilder
 from .regions import (MAX_REGION_STORES, Region, disjoint, find_regions, output_views,
-                      placeable_reductions, reader_counts)
+                      placeable_reductions, reader_counts, reshapes_stored_as_regions,
+                      unfilled_roots)
 from .sizes import chain_cuts
 from .views import (Positions, below_unit_reshapes, gather_positions, read_through,
                     same_ignoring_ones, transposed_source)
@@ -40,6 +41,9 @@ class _Fuser:
         self.readers = reader_counts(graph)
         self.regions: dict[Var, Region] = find_regions(graph, self.producer, self.readers,
                                                        CALLS)
+        # roots the regions fill entirely (no nest writes them), reshapes they store unshaped
+        self.unfilled = unfilled_roots(graph, self.producer, self.regions)
+        self.unshaped = reshapes_stored_as_regions(graph, self.regions)
         self.region_levels: dict[tuple[Var, int], list[Region]] = {}  # (root, level) -> stores
         # a reduction whose only reader is a region update that sets exactly its shape is
         # stored by its own kernel into the region (``placed``; the update has no nest)
@@ -69,7 +73,8 @@ class _Fuser:
                 if any(views):
                     self.call_views[n.out] = views
                 self.stored.update(self.operands(n))
-            elif n.op is Op.RESHAPE and not same_ignoring_ones(n.inputs[0].shape, n.out.shape):
+            elif (n.op is Op.RESHAPE and n.out not in self.unshaped
+                  and not same_ignoring_ones(n.inputs[0].shape, n.out.shape)):
                 self._store_unflattenable(n.inputs[0])
             elif n.op is Op.BROADCAST and n.out.aval.size > n.inputs[0].aval.size:
                 # below reshapes that only add or drop ones, so the stored value can join a
@@ -303,7 +308,8 @@ class _Fuser:
         absorbed = {y for y, r in self.regions.items() if r.updates in self.placed}
         keys = {n.out: self._group_key(n.out, level) for n in self.graph.nodes
                 if n.out in self.stored and n.op is not Op.CONST and self._in_nest(n)
-                and n.out not in self.views and n.out not in absorbed}
+                and n.out not in self.views and n.out not in absorbed
+                and n.out not in self.unfilled}
         self._drop_row_local(level)
         groups: dict[tuple, list[Var]] = {}
         library: list[tuple[int, Node]] = []
@@ -319,7 +325,7 @@ class _Fuser:
         for key, members in groups.items():
             domain = key[2] if key[1] == "row" else None
             builder = NestBuilder(self.producer, self.stored, self.stage, members, domain,
-                                  self.regions, self.placed, self.positioned)
+                                  self.regions, self.placed, self.positioned, self.unfilled)
             steps.append((key[0], 1, builder.build()))
         steps.sort(key=lambda item: (item[0], item[1]))
         aliases = ({v: r.root for v, r in self.regions.items()} |

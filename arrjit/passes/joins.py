@@ -1,4 +1,4 @@
-"""Joins of unit slices as element selects, so that a stack does not end fusion.
+"""Joins as fused code, so that a stack or concatenation does not end fusion.
 
 ``anp.array([dx, dy, dz])``, ``stack`` and ``concatenate`` of pieces that are each one
 element thick along the joined axis are rewritten from a library call (a kernel boundary: its
@@ -9,6 +9,12 @@ its consumers. Where the index is known in a kernel (``y[0]`` of a stacked ``y``
 builder folds the compare and keeps only the piece selected (``nest.NestBuilder``). A piece
 whose computation is costly is stored by fusion's own rule for broadcasts of costly values,
 so no element computes another piece's work more than a compare.
+
+A join of thicker pieces (``concatenate([x, repeat(x, 20)])``) becomes a chain of region
+updates, ``base.at[piece's slice].set(piece)``, one per piece, on a broadcast zero: fusion
+stores each piece straight into its slice of the result (``passes.regions``), computed there
+from its producers, and since the slices cover the result, the zero is never written
+(``regions.unfilled_roots``).
 
 >>> import numpy as np
 >>> from arrjit.core.dtypes import Aval
@@ -21,26 +27,64 @@ so no element computes another piece's work more than a compare.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from ..core.dtypes import Aval
 from ..core.ir import Graph, Literal, Node, Op, Var, make_params
 
 MAX_SELECT_PIECES = 32   # a longer join stays one library call (its compares would cost more)
+MAX_REGION_PIECES = 64   # a region join's stores go in one loop nest per shape (regions)
 
 
 def join_as_selects(graph: Graph) -> Graph:
     """``graph`` with every join of at most ``MAX_SELECT_PIECES`` unit slices as selects."""
-    if not any(_selectable(n) for n in graph.nodes):
+    return _rewrite_joins(graph, _selectable, _selects)
+
+
+def join_as_region_sets(graph: Graph) -> Graph:
+    """``graph`` with every join of at most ``MAX_REGION_PIECES`` pieces of the result's dtype
+    that is not a join of unit slices as region updates of a broadcast zero."""
+    return _rewrite_joins(graph, _region_joinable, _region_sets)
+
+
+def _rewrite_joins(graph: Graph, applies: Callable[[Node], bool],
+                   rewrite: Callable[[Node, Callable[[Aval], Var]], list[Node]]) -> Graph:
+    if not any(applies(n) for n in graph.nodes):
         return graph
     new_var = graph.var_factory()
     nodes: list[Node] = []
     for node in graph.nodes:
-        if _selectable(node):
-            nodes.extend(_selects(node, new_var))
-        else:
-            nodes.append(node)
+        nodes.extend(rewrite(node, new_var) if applies(node) else (node,))
     return Graph(graph.inputs, tuple(nodes), graph.outputs)
+
+
+def _region_joinable(node: Node) -> bool:
+    if node.op is not Op.CONCATENATE or not 1 < len(node.inputs) <= MAX_REGION_PIECES:
+        return False
+    axis = node.param["axis"]
+    return (node.out.aval.size > 0 and all(v.dtype == node.out.dtype for v in node.inputs)
+            and not all(v.shape[axis] == 1 for v in node.inputs))
+
+
+def _region_sets(node: Node, new_var) -> list[Node]:
+    """``zeros.at[..., a:b].set(piece)`` for each non-empty piece, ``node.out`` the last."""
+    out, axis = node.out, node.param["axis"]
+    zero = new_var(Aval((), out.dtype))
+    base = new_var(Aval(out.shape, out.dtype))
+    nodes = [Node(Op.CONST, (), zero, make_params(value=Literal(np.zeros((), out.dtype)))),
+             Node(Op.BROADCAST, (zero,), base, make_params(shape=out.shape))]
+    pieces = [v for v in node.inputs if v.shape[axis] > 0]
+    start = 0
+    for k, piece in enumerate(pieces):
+        stop = start + piece.shape[axis]
+        index = (("slice", None, None, None),) * axis + (("slice", start, stop, None),)
+        target = out if k == len(pieces) - 1 else new_var(Aval(out.shape, out.dtype))
+        nodes.append(Node(Op.SCATTER, (base, piece), target,
+                          make_params(index=index, mode="set")))
+        base, start = target, stop
+    return nodes
 
 
 def _selectable(node: Node) -> bool:

@@ -31,8 +31,10 @@ class NestBuilder:
                  members: list[Var], row_domain: tuple[tuple[int, ...], int] | None = None,
                  regions: Mapping[Var, Region] | None = None,
                  placed: Mapping[Var, Region] | None = None,
-                 positioned: Mapping[Var, Positions] | None = None):
+                 positioned: Mapping[Var, Positions] | None = None,
+                 unfilled: frozenset[Var] | set[Var] = frozenset()):
         self.producer, self.stored, self.stage_of = producer, stored, stage
+        self.unfilled = unfilled      # region roots no nest writes (``regions.unfilled_roots``)
         self.regions = regions or {}
         self.placed = placed or {}    # members stored into a region of another buffer
         self.positioned = positioned or {}   # gathers read at positions (``gather_positions``)
@@ -94,7 +96,8 @@ class NestBuilder:
                 owner = v if region is None else region.root
                 if owner not in slot:
                     slot[owner] = len(writes)
-                    writes.append(owner if v in self.placed else v)   # the buffer's shape
+                    # the buffer's shape; an unfilled root is first written (allocated) here
+                    writes.append(owner if v in self.placed or owner in self.unfilled else v)
                 slot[v] = slot[owner]
         order = sorted(range(len(self.members)), key=lambda k: self._stage(self.members[k]))
         early = self._early_stores(writes) if self.reducing else {}

@@ -155,7 +155,10 @@ def reader_counts(graph: Graph) -> Counter[Var]:
 
 def find_regions(graph: Graph, producer: dict[Var, Node], readers: Counter[Var],
                  calls: frozenset[Op]) -> dict[Var, Region]:
-    """The scatters of ``graph`` that can run as region stores, by result."""
+    """The scatters of ``graph`` that can run as region stores, by result. Where the update
+    is a reshape (read by nothing else) of a value ``u`` and the region is one run of the
+    buffer, the region is taken in ``u``'s shape and stores ``u``: a reshape that merges a
+    broadcast axis (``repeat``) is not an index map, a run of a buffer in another shape is."""
     outputs = set(graph.outputs)
     regions: dict[Var, Region] = {}
     for n in graph.nodes:
@@ -171,7 +174,43 @@ def find_regions(graph: Graph, producer: dict[Var, Node], readers: Counter[Var],
         else:
             continue
         placed = place(x.shape, tuple(n.param["index"]))
-        if placed is not None:
-            shape, access, axes = placed
-            regions[n.out] = Region(x, root, updates, n.param["mode"], shape, access, axes)
+        if placed is None:
+            continue
+        shape, access, axes = placed
+        source = producer.get(updates)
+        if (source is not None and source.op is Op.RESHAPE and readers[updates] == 1
+                and updates not in outputs and updates.shape == shape
+                and access.coefs == c_strides(shape) and not access.wraps):
+            updates, shape = source.inputs[0], source.inputs[0].shape
+            access = Affine(access.offset, c_strides(shape), access.shifted)
+        regions[n.out] = Region(x, root, updates, n.param["mode"], shape, access, axes)
     return regions
+
+
+def reshapes_stored_as_regions(graph: Graph, regions: dict[Var, Region]) -> set[Var]:
+    """The reshapes that regions store in their source's shape (``find_regions``)."""
+    updates = {n.out: n.inputs[1] for n in graph.nodes if n.out in regions}
+    return {updates[y] for y, r in regions.items() if r.updates is not updates[y]}
+
+
+def unfilled_roots(graph: Graph, producer: dict[Var, Node],
+                   regions: dict[Var, Region]) -> set[Var]:
+    """Roots of region chains (a broadcast constant, a join's zero) whose ``set`` regions
+    cover the buffer exactly, each element once: nothing reads the constant, so no loop nest
+    writes it; the regions' stores fill the buffer."""
+    chains: dict[Var, list[Region]] = {}
+    for r in regions.values():
+        chains.setdefault(r.root, []).append(r)
+    found = set()
+    for root, chain in chains.items():
+        node = producer.get(root)
+        if node is None or node.op is not Op.BROADCAST or node.inputs[0].ndim != 0:
+            continue
+        fill = producer.get(node.inputs[0])
+        if fill is None or fill.op is not Op.CONST or any(r.mode != "set" for r in chain):
+            continue
+        if sum(int(np.prod(r.shape)) for r in chain) != root.aval.size:
+            continue
+        if all(disjoint(a, b) for k, a in enumerate(chain) for b in chain[k + 1:]):
+            found.add(root)
+    return found

@@ -21,13 +21,14 @@ import numpy as np
 from ..core.dtypes import Aval
 from ..core.interpret import evaluate_node
 from ..core.ir import ELEMENTWISE, Graph, Literal, Node, Op, Var, make_params
-from .joins import join_as_selects
+from .joins import join_as_region_sets, join_as_selects
 
 FOLD_MAX_SIZE = 16  # constant-fold only small results: folding a broadcast would materialise it
 
 
 def simplify(graph: Graph) -> Graph:
-    graph = fold_and_cse(join_as_selects(graph))
+    # region joins after folding: each keeps its own zero (merged, no chain could be in place)
+    graph = join_as_region_sets(fold_and_cse(join_as_selects(graph)))
     return eliminate_dead_code(graph)
 
 

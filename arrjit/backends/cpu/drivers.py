@@ -313,6 +313,10 @@ class LoopLayout:
         self.inputs: set[str] = set()    # the loop's invariants and constants: read only
         self.entry: list[str] = []       # before the loop: arguments in registers into locals
         self.known: dict[str, np.ndarray] = {}   # constants by name
+        # names in registers whose local is assigned above the point being laid out: the
+        # first store of a value filled region by region (``regions.unfilled_roots``) has
+        # no local to store into its buffer first
+        self.defined: set[str] = set()
 
     @property
     def scalar(self) -> set[str]:
@@ -339,6 +343,7 @@ class LoopLayout:
 
     def load(self, name: str, array: str) -> str:
         """The statement setting ``name``'s local from the elements of ``array``."""
+        self.defined.add(name)
         size = self.registered[name].size
         if self.registered[name].ndim == 0:
             return f"{name}_s = _M.flat({array})[0]"
@@ -375,13 +380,15 @@ class LoopLayout:
                 self.entry.append(f"{params}t = ({values})")
                 params += "t"
             self.extra.register_calls += 1
+            self.defined.update(writes)
             results = "".join(f"{n}_s, " for n in writes)
             operands = "".join(f"{n}_s, " if n in self.registered else f"{n}, "
                                for n in reads)
             return [f"{results}= {rendered.name}({operands}{params})"]
         # a write the kernel updates only in part (a region store) needs its elements first
         partial = [n for k, n in enumerate(writes)
-                   if n in self.registered and not registers.writes_every_element(call.kernel, k)]
+                   if n in self.registered and n in self.defined
+                   and not registers.writes_every_element(call.kernel, k)]
         return [*self.to_arrays([*reads, *partial]),
                 self.extra.call(call.rendered, args, call.extent),
                 *self.from_arrays(writes)]

@@ -124,6 +124,7 @@ def _library_call(run: LibraryRun, plan, names: dict[int, str], carried: list[in
         scalar = layout.scalar
         args = [reads[0]] + [f"{n}_s" if n in scalar else n for n in reads[1:]]
         if step.node.op is Op.GATHER and aval.ndim == 0:
+            layout.defined.add(names[out])
             return [*layout.to_arrays(args[:1]),
                     f"{names[out]}_s = {layout.extra.call(rendered, tuple(args), 1)}"]
         return [*layout.to_arrays(args),
