@@ -84,14 +84,18 @@ def test_a_costly_piece_is_computed_once_per_element():
     assert_same(arrjit.jit(f)(x, y), np.exp(x) + np.exp(y))
 
 
-def test_a_long_join_of_unit_pieces_stays_one_library_call():
+def test_a_long_join_of_unit_pieces_stores_each_into_its_element():
+    """More unit pieces than selects take: region stores of one element each, in one nest."""
     many = np.random.rand(MAX_SELECT_PIECES + 1)
 
     def long_join(v):
-        return anp.stack([v[k] for k in range(MAX_SELECT_PIECES + 1)]) * 2
+        return anp.stack([anp.sin(v[k]) for k in range(MAX_SELECT_PIECES + 1)]) * 2
 
-    assert "concatenate" in lowered(long_join, many).as_text()
-    assert_same(arrjit.jit(long_join)(many), many * 2)
+    low = lowered(long_join, many)
+    assert "concatenate" not in low.as_text()
+    stores = [len(k.stores) for k in low.kernels]
+    assert max(stores) == MAX_SELECT_PIECES + 1
+    assert_same(arrjit.jit(long_join)(many), np.sin(many) * 2)
 
 
 def _library_ops(low) -> list[Op]:

@@ -45,7 +45,8 @@ def join_as_selects(graph: Graph) -> Graph:
 
 def join_as_region_sets(graph: Graph) -> Graph:
     """``graph`` with every join of at most ``MAX_REGION_PIECES`` pieces of the result's dtype
-    that is not a join of unit slices as region updates of a broadcast zero."""
+    that ``join_as_selects`` leaves (thicker pieces, or more unit slices than it takes) as
+    region updates of a broadcast zero."""
     return _rewrite_joins(graph, _region_joinable, _region_sets)
 
 
@@ -63,9 +64,8 @@ def _rewrite_joins(graph: Graph, applies: Callable[[Node], bool],
 def _region_joinable(node: Node) -> bool:
     if node.op is not Op.CONCATENATE or not 1 < len(node.inputs) <= MAX_REGION_PIECES:
         return False
-    axis = node.param["axis"]
     return (node.out.aval.size > 0 and all(v.dtype == node.out.dtype for v in node.inputs)
-            and not all(v.shape[axis] == 1 for v in node.inputs))
+            and not _selectable(node))
 
 
 def _region_sets(node: Node, new_var) -> list[Node]:
