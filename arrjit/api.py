@@ -100,7 +100,7 @@ class Jitted(ArgumentBinding):
         self._stats = CompileStats()
         self._fast_memo: list = [None]       # the hot path's last (key, entry)
         self._fast_hit = hotpath.make_fast_hit(self) if (
-            self._fast_arity > 0 and not self._static_positions and self._fast_arity <= 16
+            0 < self._fast_arity <= 16
         ) else None
         _all_jitted.add(self)
 

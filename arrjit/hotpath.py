@@ -26,7 +26,8 @@ NOT_FAST = object()
 def make_fast_hit(jitted: "Jitted") -> Callable:
     """The generated hot path of ``jitted`` (``jitted._fast_arity`` positional arguments).
     An array keys by dtype, shape and layout flags; a Python or NumPy scalar as the general
-    path keys it (``signature.SCALAR_KEYS``) and becomes a 0-d array.
+    path keys it (``signature.SCALAR_KEYS``) and becomes a 0-d array; a static argument keys
+    by its type and value and is not passed to the runner.
 
     ``jitted._fast_memo[0]`` holds the last key this path looked up and its entry. A call
     with an equal key (compared, not hashed) skips the lookup and the LRU move: the entry is
@@ -34,8 +35,12 @@ def make_fast_hit(jitted: "Jitted") -> Callable:
     (``Jitted._forget_fast_hit``)."""
     n = jitted._fast_arity
     names = [f"a{k}" for k in range(n)]
+    static = jitted._static_positions
     lines = ["def fast_hit(args):", f"    {', '.join(names)}, = args"]
-    for a in names:
+    for k, a in enumerate(names):
+        if k in static:    # keyed by type and value, as the general path keys it
+            lines.append(f"    k_{a} = (type({a}), {a})")
+            continue
         lines += [f"    t = type({a})",
                   "    if t is ndarray:",
                   f"        k_{a} = ({a}.dtype, {a}.shape, {a}.flags.num & {KEY_FLAGS})",
@@ -44,18 +49,22 @@ def make_fast_hit(jitted: "Jitted") -> Callable:
                   f"        if k_{a} is None:",
                   "            return NOT_FAST",
                   f"        {a} = asarray({a}, INT64 if t is int else None)"]
+    leaves = [a for k, a in enumerate(names) if k not in static]
     lines += [f"    key = ({', '.join(f'k_{a}' for a in names)},)",
               "    last = memo[0]",
               "    if last is not None and last[0] == key:",
               "        entry = last[1]",
               "    else:",
-              "        entry = get(key)",
+              "        try:",
+              "            entry = get(key)",
+              "        except TypeError:   # an unhashable static argument: the general path",
+              "            return NOT_FAST  # raises the error that names it",
               "        if entry is None or entry.run is None:",
               "            return NOT_FAST",
               "        move_to_end(key)",
               "        memo[0] = (key, entry)",
               "    jitted._hits += 1",
-              f"    outs = entry.run(({', '.join(names)},))",
+              f"    outs = entry.run(({''.join(f'{a}, ' for a in leaves)}))",
               "    return outs[0] if entry.single_output else unflatten(entry.out_tree, outs)"]
     namespace = {"ndarray": np.ndarray, "get": jitted._cache.get, "jitted": jitted,
                  "move_to_end": jitted._cache.move_to_end, "unflatten": unflatten,

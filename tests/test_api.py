@@ -362,6 +362,26 @@ def test_the_hot_path_takes_scalar_arguments_keyed_as_the_general_path():
     assert_same(f(x, np.float64(2.0), True), x * 2.0 + 1.0)
 
 
+def test_the_hot_path_takes_static_arguments_keyed_by_type_and_value():
+    """Static arguments key the hot path as the general path keys them (type and value) and
+    are not passed to the runner; an unhashable one still gets the general path's error."""
+    f = arrjit.jit(lambda x, n, s: x * n + len(s), static_argnums=(1, 2))
+    not_fast = f._fast_hit.__globals__["NOT_FAST"]
+    x = np.arange(3.0)
+    assert_same(f(x, 2, "ab"), x * 2 + 2)
+    assert_same(f._fast_hit((x, 2, "ab")), x * 2 + 2)
+    assert f._fast_hit((x, 3, "ab")) is not_fast          # not traced for 3 yet
+    assert f._fast_hit((x, 2.0, "ab")) is not_fast        # 2.0 is not 2: another entry
+    assert f._fast_hit((x, True, "ab")) is not_fast
+    traces = f.cache_info().traces
+    assert_same(f(x, 3, "abc"), x * 3 + 3)
+    assert_same(f(x, 3, "abc"), x * 3 + 3)
+    assert f.cache_info().traces == traces + 1
+    assert f._fast_hit((x, [2], "ab")) is not_fast
+    with pytest.raises(errors.NonHashableStaticArgError, match="'n'"):
+        f(x, [2], "ab")
+
+
 def test_the_hot_path_memo_keeps_the_least_recently_used_order():
     """Repeated calls of one signature skip the hot path's lookup (its memo); the signature
     evicted is still the least recently used one, whichever path served the calls, and a
