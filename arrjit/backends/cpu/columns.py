@@ -59,6 +59,14 @@ def _accumulator_dtype(r: Reduce) -> str:
 Lines = Callable[[Reduce], tuple[list[str], list[str]]]
 
 
+def _row_strided_loads(kernel: Kernel) -> list[tuple[Load, int]]:
+    """The loads strided along the rows, each with the elements in a cache line of its
+    buffer."""
+    return [(s, max(1, LINE_BYTES // kernel.reads[s.buffer].dtype.itemsize))
+            for s in kernel.stmts
+            if isinstance(s, Load) and not s.own_output and s.access.coefs[1] not in (0, 1)]
+
+
 def prefetch_lines(kernel: Kernel, params: ParamTable) -> list[str]:
     """Per load strided along the rows: a loop over the lines of its columns ``b0:b1`` at row
     ``i1 + ROWS_AHEAD`` asking for each (the last line too where ``b1`` is not at a line's
@@ -67,10 +75,7 @@ def prefetch_lines(kernel: Kernel, params: ParamTable) -> list[str]:
     wider runs of a row, or rows that follow each other closely, the hardware's prefetchers
     keep up and the hints only cost time."""
     lines = []
-    for s in kernel.stmts:
-        if not isinstance(s, Load) or s.own_output or s.access.coefs[1] in (0, 1):
-            continue
-        step = max(1, LINE_BYTES // kernel.reads[s.buffer].dtype.itemsize)
+    for s, step in _row_strided_loads(kernel):
         a = s.access
         ahead = Affine(a.offset + ROWS_AHEAD * a.coefs[1], a.coefs, True, a.wraps, a.positions)
         narrow = NARROW_LINES * step
@@ -83,9 +88,7 @@ def prefetch_lines(kernel: Kernel, params: ParamTable) -> list[str]:
 def line_elements(kernel: Kernel) -> int:
     """Elements in a cache line of the buffers read along the rows (the most of any): a slab
     of columns starting at a multiple of it starts at a line of each (rows aligned)."""
-    return max((LINE_BYTES // kernel.reads[s.buffer].dtype.itemsize for s in kernel.stmts
-                if isinstance(s, Load) and not s.own_output and s.access.coefs[1] not in (0, 1)),
-               default=1)
+    return max((step for _, step in _row_strided_loads(kernel)), default=1)
 
 
 def _row_loop(body: list[str], per_column: list[str], per_element: list[str],
