@@ -83,6 +83,65 @@ def test_a_chunk_error_the_serial_run_does_not_raise_leaves_the_serial_answer(
     np.testing.assert_allclose(total(x), (x * x).sum(), rtol=1e-12)
 
 
+def _kernel_calls(jitted, *args) -> list:
+    return [c for seg in jitted.lower(*args)._entry.rendered.runs for c in seg.calls]
+
+
+def test_which_kernels_may_raise():
+    """Run-time index checks, integer powers and complex arithmetic may raise; float and
+    integer arithmetic, casts, selects and reductions do not."""
+    from arrjit.backends.cpu.drivers import may_raise
+
+    def kernels(fn, *args):
+        return [may_raise(c.kernel) for c in _kernel_calls(arrjit.jit(fn), *args)]
+
+    x, i = np.linspace(0, 1, 50), np.arange(50)
+    assert kernels(lambda x, i: anp.where(x > 0.5, x * 2, -x) + (i // 3).astype(x.dtype)
+                   + x.sum(), x, i) == [False, False]
+    assert kernels(lambda i: i ** (i % 3), i) == [True]
+    assert kernels(lambda i: i.astype(np.uint32) ** 2, i) == [False]
+    assert kernels(lambda x: x * (1 + 2j), x) == [True]
+    assert True in kernels(lambda x, i: x * x[i[3]], x, i)
+
+
+def test_a_chunked_kernel_that_cannot_raise_compiles_inside_its_worker(
+        two_threads_from_1000_elements):
+    """numba inlines a kernel that cannot raise into its worker: the worker is the one
+    function compiled, and it runs the kernel without a ``try``."""
+    from numba.core.registry import CPUDispatcher
+
+    from arrjit.runtime import compile as compiler
+
+    x = np.linspace(0, 1, 50_000)
+    shifted = arrjit.jit(lambda x: x * 3.0 + 0.25 - x * x)   # a kernel no other test has
+    (call,) = _kernel_calls(shifted, x)
+    assert call.chunked
+    assert_same(shifted(x), x * 3.0 + 0.25 - x * x)
+    (loaded,) = [m for m in compiler._modules.values() if call.rendered.name in m.source]
+    compiled = {name for name, d in vars(loaded.module).items()
+                if isinstance(d, CPUDispatcher) and d.signatures}
+    assert compiled == {call.rendered.name + "_worker"}
+
+
+def test_an_unguarded_chunk_that_raises_reaches_the_caller(two_threads_either_dispatch,
+                                                          monkeypatch):
+    """Should a kernel judged unable to raise raise after all, the chunk's error status
+    reaches the caller as a flagged chunk on either dispatch (no helper is left counted in),
+    and the serial run raises the error."""
+    from arrjit.backends.cpu import drivers
+
+    monkeypatch.setattr(drivers, "may_raise", lambda kernel: False)
+    base = np.full(50_000, 3, dtype=np.int64)
+    exponent = np.ones(50_000, dtype=np.int64)
+    exponent[30_000] = -2
+    power = arrjit.jit(lambda a, b: a ** b - 7)   # a kernel no other test has
+    assert _chunked(power, base, exponent) == [True]
+    for _ in range(3):
+        with pytest.raises(ValueError, match="negative integer powers"):
+            power(base, exponent)
+    assert_same(power(base, np.ones_like(exponent)), np.full(50_000, -4, dtype=np.int64))
+
+
 def test_kernels_with_many_outputs_run_on_threads(two_threads_either_dispatch):
     """32 outputs of one chunked kernel and 31 partial sums of one split reduction: a worker's
     call of 30 or more arguments (which numba rejected inside ``try``) compiles and runs."""

@@ -1,7 +1,7 @@
 """Atomic counters for the chunk scheduler of generated kernels (numba intrinsics).
 
 Threads running one kernel share a small int64 array ``state`` of counters (which chunks are
-taken, which helpers came in and which have left; see ``drivers.render_worker`` and
+taken, which helpers came in and which have left; see ``drivers.render_chunked_module`` and
 ``backends.cpu.threads``). Taking chunks in native code instead of a Python queue means no thread
 sleeps between chunks: a helper that starts late finds fewer chunks left (softmax 4096x1024
 float32 with 2 threads: 1.9 -> 1.5 ms).

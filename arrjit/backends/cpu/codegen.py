@@ -32,8 +32,8 @@ NJIT_OPTIONS = 'nogil=True, error_model="numpy", no_cfunc_wrapper=True, cache=CA
 # Functions that loop drivers call are inlined into them (LLVM's alwaysinline: LLVM left
 # them as calls, one per statement of a loop step), and never called from Python: numba
 # builds no CPython wrapper for them (a wrapper cost each small function as much compile
-# time as its body). Kernels are not inlined into the thread workers, whose try block around
-# the call slowed the vectorised loop.
+# time as its body). A kernel a thread worker guards with a ``try`` is not inlined into it:
+# the try block around the call slowed the vectorised loop (``drivers.render_chunked_module``).
 INLINED = ", forceinline=True, no_cpython_wrapper=True"
 DRIVER_OPTIONS = NJIT_OPTIONS + INLINED
 # Reduction kernels may reassociate (never nnan/ninf): the accumulation vectorises, and the sum

@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...core.dtypes import Aval
-from ...passes.kernel import Kernel
+from ...core.ir import Op
+from ...passes.kernel import Compute, Kernel, Position
 from . import registers
-from .codegen import DRIVER_OPTIONS, NJIT_OPTIONS, PRELUDE, RenderedKernel, array_names
+from .codegen import (DRIVER_OPTIONS, NJIT_OPTIONS, PRELUDE, REDUCTION_OPTIONS, RenderedKernel,
+                      array_names)
 from .splits import partial_arrays
 
 if TYPE_CHECKING:  # steps imports this module
@@ -25,29 +27,74 @@ STATE_ERROR = 0        # set when a chunk raised (the caller re-runs serially to
 STATE_GATE = 1         # helpers count themselves in; the caller adds GATE_CLOSED when done
 STATE_RELEASED = 2     # helpers that came in and have dropped the job's arrays
 STATE_ENTERED = 3      # helpers that came in before the gate closed (-1 until it closes)
-STATE_NEXT = 4         # next chunk of thread 0, of thread 1, ...
+STATE_UNFINISHED = 4   # chunks an unguarded worker started and did not finish (one raised)
+STATE_NEXT = 5         # next chunk of thread 0, of thread 1, ...
 GATE_CLOSED = 1 << 40
+WORKER_SUFFIX = "_worker"   # the name of a function's worker: the function's, then this
 
 
-def render_worker(kernel: Kernel, name: str, split: bool, align: int = 1) -> str:
-    """The worker running kernel ``name`` on chunks (for a ``split`` kernel: its ``_part``
-    function, filling partial slot ``k`` for chunk ``k``); see ``_render_worker``. Chunk
-    bounds are multiples of ``align`` (but the last chunk's end)."""
+# A thread worker's kernel that cannot raise is inlined into it at numba's level: it is typed
+# and lowered once, inside the worker, instead of compiled as a function of its own and
+# linked in; the worker then needs no ``try`` around it (see ``render_chunked_module``).
+INLINED_INTO_WORKER = ', inline="always"'
+
+
+def may_raise(kernel: Kernel) -> bool:
+    """Whether running ``kernel`` can raise: it checks an index at run time (``Position``),
+    raises an integer to a power (a negative exponent is NumPy's ``ValueError``) or computes
+    with complex numbers (numba's own complex functions raise on some zeros)."""
+    for stmt in kernel.stmts:
+        if isinstance(stmt, Position):
+            return True
+        if isinstance(stmt, Compute) and any(
+                d.kind == "c" or (stmt.op is Op.POW and d.kind == "i")
+                for d in (stmt.dtype, *stmt.arg_dtypes)):
+            return True
+    return any(r.dtype.kind == "c" for r in kernel.reductions)
+
+
+def inlined_into_worker(source: str, function: str) -> str:
+    """``source`` with ``function``'s decorator asking numba to inline it into its callers
+    (the worker that runs it on chunks)."""
+    head = f")\ndef {function}("
+    assert source.count(head) == 1, f"{function} is defined once in its module"
+    return source.replace(head, f"{INLINED_INTO_WORKER}{head}")
+
+
+def render_chunked_module(kernel: Kernel, rendered: RenderedKernel, extra: tuple[str, ...],
+                          split: bool, align: int = 1) -> str:
+    """The module of a kernel run on chunks: the kernel, the ``extra`` functions (a split
+    kernel's ``_part`` and ``_finish``) and the worker that runs the kernel (for a ``split``
+    kernel: its ``_part`` function, filling partial slot ``k`` for chunk ``k``) on chunks whose
+    bounds are multiples of ``align`` (but the last chunk's end); see ``_render_worker``.
+
+    A kernel that cannot raise (``codegen.may_raise``) is inlined into the worker by numba,
+    which then compiles one function instead of two linked together, and the worker calls it
+    without a ``try``. One that can, or that takes too many arguments for numba to inline
+    (``LONG_CALL``), is compiled on its own, and the worker flags its errors."""
     writes, reads = array_names(kernel)
     if split:
-        parts = [part for part, _ in partial_arrays(kernel)]
-        return _render_worker(name + "_part", parts + reads, chunk_number=True)
-    return _render_worker(name, writes + reads, align=align)
+        callee, options = rendered.name + "_part", REDUCTION_OPTIONS
+        arguments = [part for part, _ in partial_arrays(kernel)] + reads
+    else:
+        callee = rendered.name
+        options = REDUCTION_OPTIONS if kernel.n_outer is not None else NJIT_OPTIONS
+        arguments = writes + reads
+    guarded = may_raise(kernel) or len(arguments) + (4 if split else 3) >= LONG_CALL
+    worker = _render_worker(callee, arguments, chunk_number=split, align=align,
+                            guarded=guarded, options=options)
+    module = render_module([rendered], (*extra, worker))
+    return module if guarded else inlined_into_worker(module, callee)
 
 
 # CPython passes a call of 30 or more arguments as a list turned into a tuple, which numba
-# rejects inside ``try`` ("Unsupported op-code encountered: list_to_tuple"); such a call in a
-# worker passes a tuple built before the loop instead.
-CALL_ARGUMENTS_IN_TRY = 30
+# rejects inside ``try`` ("Unsupported op-code encountered: list_to_tuple") and does not
+# inline; such a call in a worker passes a tuple built before the loop instead.
+LONG_CALL = 30
 
 
 def _render_worker(function: str, arguments: list[str], chunk_number: bool = False,
-                   align: int = 1) -> str:
+                   align: int = 1, guarded: bool = True, options: str = NJIT_OPTIONS) -> str:
     """``<function>_worker(arguments..., P, extent, chunks, state, t, threads, bell)``, run by
     each of ``threads`` threads (``t`` = 0 is the caller), calls ``function(arguments..., P,
     lo, hi[, k])`` for chunks ``k`` of ``range(extent)``. Thread ``t`` owns the consecutive
@@ -56,7 +103,11 @@ def _render_worker(function: str, arguments: list[str], chunk_number: bool = Fal
     chunks of the other threads from their counters. The caller first rings ``bell`` (helpers
     spinning on it start at once); a helper first passes the gate, and does nothing once the
     caller has closed it (returns False: it took no chunk and must not count itself out). A
-    chunk that raises sets ``state[STATE_ERROR]``.
+    chunk that raises is flagged in ``state``: ``guarded``, the worker catches the error and
+    sets ``STATE_ERROR``; else each chunk counts itself in and out at ``STATE_UNFINISHED``, and
+    the worker returns the chunk's error status (which a native entry called from Python
+    would answer by running the worker again through numba, finding no chunk left). The
+    worker compiles with ``options``: those of ``function`` where it is inlined into it.
 
     Owned consecutive ranges keep each thread on its own pages of a fresh output (two threads
     faulting in one huge page stalled for milliseconds), and a helper that starts late finds
@@ -69,14 +120,21 @@ def _render_worker(function: str, arguments: list[str], chunk_number: bool = Fal
         bounds = (f"            lo = extent // {align} * k // chunks * {align}\n"
                   f"            hi = extent if k + 1 == chunks else "
                   f"extent // {align} * (k + 1) // chunks * {align}\n")
-    packed = ""
-    if len(arguments) + len(tail) >= CALL_ARGUMENTS_IN_TRY:
+    packed, call = "", f"{function}({', '.join(arguments + tail)})"
+    if guarded and len(arguments) + len(tail) >= LONG_CALL:
         packed = f"    fixed = ({', '.join(arguments)},)\n"
-        call = f"*(fixed + ({', '.join(tail)},))"
-    else:
-        call = ", ".join(arguments + tail)
-    return (f"@njit({NJIT_OPTIONS})\n"
-            f"def {function}_worker({', '.join(arguments)}, P, extent, chunks, state, t, "
+        call = f"{function}(*(fixed + ({', '.join(tail)},)))"
+    if guarded:
+        call = (f"try:\n"
+                f"                {call}\n"
+                f"            except Exception:\n"
+                f"                state[{STATE_ERROR}] = 1")
+    else:   # a chunk that raises leaves its count: its status may not reach the caller
+        call = (f"_A.fetch_add(state, {STATE_UNFINISHED}, 1)\n"
+                f"            {call}\n"
+                f"            _A.fetch_add(state, {STATE_UNFINISHED}, -1)")
+    return (f"@njit({options})\n"
+            f"def {function}{WORKER_SUFFIX}({', '.join(arguments)}, P, extent, chunks, state, t, "
             f"threads, bell):\n"
             f"    if t == 0:\n"
             f"        _A.fetch_add(bell, 0, 1)\n"
@@ -91,10 +149,7 @@ def _render_worker(function: str, arguments: list[str], chunk_number: bool = Fal
             f"            if k >= end:\n"
             f"                break\n"
             f"{bounds}"
-            f"            try:\n"
-            f"                {function}({call})\n"
-            f"            except Exception:\n"
-            f"                state[{STATE_ERROR}] = 1\n"
+            f"            {call}\n"
             f"    return True\n")
 
 
@@ -139,10 +194,10 @@ def settle(state, spins):
     return _A.load_acquire(state, {STATE_RELEASED}) >= entered
 
 
-@njit({NJIT_OPTIONS})
+@njit({NJIT_OPTIONS}{INLINED_INTO_WORKER})
 def idle(unused, P, lo, hi):
     pass
-""" + "\n\n" + _render_worker("idle", ["unused"])
+""" + "\n\n" + _render_worker("idle", ["unused"], guarded=False)
 
 
 def outer_extent(kernel: Kernel) -> int:

@@ -23,10 +23,13 @@ from ...runtime import compile as compiler
 
 
 def entry_point(loaded: compiler.LoadedModule, function: str, args: Sequence[Any],
-                boxed_result: bool = True) -> compiler.Compiled:
+                boxed_result: bool = True, on_error: Callable | None = None
+                ) -> compiler.Compiled:
     """The compiled entry point of ``loaded.module.<function>`` for ``args``' exact types.
     Calling it skips numba's type dispatch on the hot path. ``boxed_result``: the function
-    returns None, a bool or an int (what arrjit's own wrapper boxes).
+    returns None, a bool or an int (what arrjit's own wrapper boxes). A native entry that
+    meets an error status calls ``on_error`` with the call's arguments and returns its
+    result; by default numba's entry, which runs the function again to raise the error.
 
     With the disk cache on, an entry stored natively (``native``) is loaded without numba;
     one compiled now is stored natively for the processes that come later. Where arrjit's
@@ -37,14 +40,14 @@ def entry_point(loaded: compiler.LoadedModule, function: str, args: Sequence[Any
         return compiler.Compiled(loaded.entries[function, key], 0, 0)
     path = _native_path(loaded, function, key)
     if key is not None and path is not None and path.exists():
-        native = _load_native(path, loaded, function, args)
+        native = _load_native(path, loaded, function, args, on_error)
         if native is not None:
             loaded.entries[function, key] = native
             return compiler.Compiled(native, 0, 1)
         if path.exists():   # kept by numba's cache (``store.keep_in_numba_cache``)
             key = None
     if key is not None:
-        result = _compile_wrapper_free(loaded, function, args, path)
+        result = _compile_wrapper_free(loaded, function, args, path, on_error)
         if result is not None:
             loaded.entries[function, key] = result.entry
             return result
@@ -84,7 +87,7 @@ def _abi_key(args: Sequence[Any]) -> str | None:
 
 
 def _compile_wrapper_free(loaded: compiler.LoadedModule, function: str, args: Sequence[Any],
-                          path) -> compiler.Compiled | None:
+                          path, on_error: Callable | None) -> compiler.Compiled | None:
     """Compile ``function``'s twin (no numba CPython wrapper) for ``args`` and bind arrjit's
     wrapper to it; with ``path``, under the entry's lock, storing it natively there. None
     when arrjit's wrapper cannot call it (a return value it does not box)."""
@@ -92,7 +95,7 @@ def _compile_wrapper_free(loaded: compiler.LoadedModule, function: str, args: Se
 
     with compiler.compile_lock, compiler.collector_paused(), compiler.entry_lock(loaded):
         if path is not None and path.exists():    # another process stored it meanwhile
-            native = _load_native(path, loaded, function, args)
+            native = _load_native(path, loaded, function, args, on_error)
             if native is not None:
                 return compiler.Compiled(native, 0, 1)
             if path.exists():
@@ -111,8 +114,8 @@ def _compile_wrapper_free(loaded: compiler.LoadedModule, function: str, args: Se
         nogil = bool(twin.targetoptions.get("nogil"))
         address = overload.library.get_pointer_to_function(overload.fndesc.mangled_name)
         entry = load.bind(address, kinds, returns, nogil,
-                          _numba_fallback(loaded, function, args), overload.fndesc.qualname,
-                          overload)
+                          on_error or _numba_fallback(loaded, function, args),
+                          overload.fndesc.qualname, overload)
         if entry is None:
             return None
         if path is not None and compiled:
@@ -134,14 +137,15 @@ def _native_path(loaded: compiler.LoadedModule, function: str, key: str | None):
     return loaded.cache.native_entry(loaded.entry, function, key)
 
 
-def _load_native(path, loaded: compiler.LoadedModule, function: str, args: Sequence[Any]):
+def _load_native(path, loaded: compiler.LoadedModule, function: str, args: Sequence[Any],
+                 on_error: Callable | None):
     from .native import load
 
     assert loaded.entry is not None and loaded.cache is not None   # a disk entry
     try:
         # LLVM's symbol table is shared with numba compiling in another thread
         with compiler.compile_lock:
-            native = load.load(path, _numba_fallback(loaded, function, args))
+            native = load.load(path, on_error or _numba_fallback(loaded, function, args))
     except load.DamagedEntry as err:
         # numba's files go too, so the compile that follows stores the entry again
         disk.warn_once("native:" + str(path), f"arrjit: native cache entry {path} could not "

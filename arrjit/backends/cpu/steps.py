@@ -24,7 +24,7 @@ from . import columns, drivers, entries, sequences, splits
 from .cost import MIN_PARALLEL_WORK, ThreadChoice, splittable, work
 from .splits import Split
 from .target import cache_key_fields
-from .threads import (QUIET_BELL, STATE_ERROR, chunk_state, measured_costs, run_chunks,
+from .threads import (QUIET_BELL, chunk_state, chunks_failed, measured_costs, run_chunks,
                       thread_count)
 
 
@@ -69,9 +69,18 @@ def compile_entry(loaded: compiler.LoadedModule, name: str, args: Sequence[Any],
     """The entry point of ``name`` for ``args``' types, counted in ``stats``
     (``boxed_result`` as ``entries.entry_point``'s)."""
     t0 = time.perf_counter()
-    result = entries.entry_point(loaded, name, args, boxed_result)
+    on_error = _chunk_raised if name.endswith(drivers.WORKER_SUFFIX) else None
+    result = entries.entry_point(loaded, name, args, boxed_result, on_error)
     stats.add(result, time.perf_counter() - t0)
     return result.entry
+
+
+def _chunk_raised(*args: Any) -> bool:
+    """What a worker's native entry returns when a chunk raised, instead of running the worker
+    again through numba (a helper would count itself in at the gate twice): the worker had
+    come in (chunks run past the gate), and ``state`` holds the error
+    (``drivers.render_chunked_module``)."""
+    return True
 
 
 class KernelRun:
@@ -91,13 +100,16 @@ class KernelRun:
             big = self.parallel and work(c.kernel) >= threshold
             c.splitting = splits.split_of(c.kernel, c.rendered) if big else None
             c.chunked = big and not c.split and splittable(c.kernel)
-            extra: list[str] = []
             if c.splitting is not None:
-                extra.append(splits.render_split(c.kernel, c.rendered.name, c.splitting))
-            if c.split or c.chunked:
+                split = splits.render_split(c.kernel, c.rendered.name, c.splitting)
+                self.modules.append(drivers.render_chunked_module(
+                    c.kernel, c.rendered, (split,), split=True))
+            elif c.chunked:
                 align = columns.line_elements(c.kernel) if c.rendered.column_order else 1
-                extra.append(drivers.render_worker(c.kernel, c.rendered.name, c.split, align))
-            self.modules.append(drivers.render_module([c.rendered], tuple(extra)))
+                self.modules.append(drivers.render_chunked_module(
+                    c.kernel, c.rendered, (), split=False, align=align))
+            else:
+                self.modules.append(drivers.render_module([c.rendered]))
 
     @property
     def sources(self) -> list[str]:
@@ -194,10 +206,11 @@ def _entry_specs(call: KernelCall, examples: list) -> list[EntrySpec]:
     if call.split:
         writes, reads = call.buffers(examples)
         parts = _partials(call.kernel, 1)
-        return [(name + "_part_worker", parts + reads + [params] + _worker_tail(), True),
+        return [(name + "_part" + drivers.WORKER_SUFFIX,
+                 parts + reads + [params] + _worker_tail(), True),
                 (name + "_finish", writes + reads + parts + [params, 1], True)]
     if call.chunked:
-        return [(name + "_worker", args + _worker_tail(), True)]
+        return [(name + drivers.WORKER_SUFFIX, args + _worker_tail(), True)]
     return [(name, args + [0, 1], True)]
 
 
@@ -240,12 +253,12 @@ class SerialByChunk:
             parts = _partials(call.kernel, call.splitting.slots)
             call.worker(*parts, *buffers[n:], params, call.splitting.extent, 1, state, 0, 1,
                         QUIET_BELL)
-            if not state[STATE_ERROR]:
+            if not chunks_failed(state):
                 call.finish(*buffers, *parts, params, 1)
                 return
         else:
             call.worker(*buffers, params, extent, 1, state, 0, 1, QUIET_BELL)
-            if not state[STATE_ERROR]:
+            if not chunks_failed(state):
                 return
         if self.raising is None:
             self.raising = self.compile_entry_point()
@@ -271,7 +284,7 @@ def _chunks_per_thread(call: KernelCall) -> int:
 
 def _worker_tail() -> list:
     """Example arguments after a worker's kernel arguments, for compiling it: extent, chunks,
-    state, t, threads, bell (see ``codegen.render_worker``)."""
+    state, t, threads, bell (see ``drivers.render_chunked_module``)."""
     return [1, 1, chunk_state(1, 1), 0, 1, np.zeros(1, np.int64)]
 
 

@@ -1,7 +1,7 @@
 """Helper threads that run chunked kernels alongside the calling thread.
 
-A chunked kernel runs as a generated ``*_worker`` (``codegen.render_worker``) on the
-calling thread and on ``threads - 1`` helpers, which take chunks from atomic counters in a
+A chunked kernel runs as a generated ``*_worker`` (``drivers.render_chunked_module``) on
+the calling thread and on ``threads - 1`` helpers, which take chunks from atomic counters in a
 small int64 ``state`` array. This module owns the helpers and the hand-over:
 
 * The caller posts the job (``Helpers.post``), then calls its worker, which rings ``bell``
@@ -32,7 +32,7 @@ from ...runtime import compile as compiler
 from ...config import config
 from . import dispatch, drivers, entries
 from .cost import ThreadCosts
-from .drivers import STATE_ENTERED, STATE_ERROR, STATE_NEXT
+from .drivers import STATE_ENTERED, STATE_ERROR, STATE_NEXT, STATE_UNFINISHED
 from .native.abi import MAX_THREADS
 from .target import cache_key_fields
 
@@ -51,6 +51,11 @@ def chunk_state(chunks: int, threads: int) -> np.ndarray:
     state[STATE_ENTERED] = -1
     state[STATE_NEXT:] = [chunks * t // threads for t in range(threads)]
     return state
+
+
+def chunks_failed(state: np.ndarray) -> bool:
+    """Whether a chunk of the run that used ``state`` raised (every thread done with it)."""
+    return bool(state[STATE_ERROR] or state[STATE_UNFINISHED])
 
 
 class _Native:
@@ -117,9 +122,10 @@ class _Helper:
         if self.t >= threads:
             return False
         native, bell = self.pool.native, self.pool.bell
-        came_in = False
         try:
             came_in = worker(*args, extent, chunks, state, self.t, threads, bell)
+        except Exception:     # an unguarded chunk raised: past the gate, as chunks run
+            state[STATE_ERROR] = came_in = True
         finally:
             del args, worker
         if came_in:             # counted at the gate, so the caller waits for this release
@@ -210,15 +216,17 @@ def run_chunks(worker, args: list, extent: int, chunks: int, threads: int) -> bo
     native = dispatch.parallel_entry(worker, args + tail)
     if native is not None:
         failed = native(*args, *tail)
-        return not failed and not state[STATE_ERROR]
+        return not failed and not chunks_failed(state)
     pool = helpers(threads - 1)
     job = [worker, args, extent, chunks, state, threads]
     pool.post(job, threads - 1)
     try:
         worker(*args, extent, chunks, state, 0, threads, pool.bell)
+    except Exception:          # an unguarded chunk raised (the serial run raises it again)
+        state[STATE_ERROR] = 1
     finally:
         pool.settle(job, state)
-    return not state[STATE_ERROR]
+    return not chunks_failed(state)
 
 
 _costs: ThreadCosts | None = None
