@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from . import cache as disk
+from . import numba_internals
 
 _modules: dict[str, "LoadedModule"] = {}
 compile_lock = threading.RLock()
@@ -290,7 +291,8 @@ _numba_prepared = False
 
 
 def prepare_numba() -> None:
-    """Import numba's NumPy support before its target first loads it, without SciPy.
+    """Install the typing memo (``numba_internals``), and import numba's NumPy support before
+    its target first loads it, without SciPy.
 
     ``numba.np.arraymath`` asks at import whether ``np.dot`` could use BLAS in jitted code by
     importing ``scipy.linalg.cython_blas``: all of SciPy's linalg package, paid by every
@@ -303,6 +305,7 @@ def prepare_numba() -> None:
     if _numba_prepared:
         return
     _numba_prepared = True
+    numba_internals.install()
     if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
         return   # nothing left to save
     import numba.np.linalg as linalg

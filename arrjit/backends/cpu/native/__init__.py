@@ -7,18 +7,6 @@ it is used only with the numba versions it was tested with (``TESTED_NUMBA``); w
 entries are numba's own."""
 from __future__ import annotations
 
-from functools import lru_cache
+from ....runtime.numba_internals import TESTED_NUMBA, numba_tested
 
-TESTED_NUMBA = ((0, 68), (0, 68))   # the oldest and newest (major, minor) tested
-
-
-@lru_cache(maxsize=None)
-def numba_tested() -> bool:
-    """Whether the installed numba is one the native ABI was tested with."""
-    from ....runtime.cache import installed_version
-
-    try:
-        major, minor = (int(part) for part in installed_version("numba").split(".")[:2])
-    except ValueError:
-        return False
-    return TESTED_NUMBA[0] <= (major, minor) <= TESTED_NUMBA[1]
+__all__ = ["TESTED_NUMBA", "numba_tested"]
