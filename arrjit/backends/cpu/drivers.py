@@ -14,6 +14,7 @@ from ...core.dtypes import Aval
 from ...core.ir import Op
 from ...passes.kernel import Compute, Kernel, Position
 from . import registers
+from .expressions import MATHLIB_OPS
 from .codegen import (DRIVER_OPTIONS, NJIT_OPTIONS, PRELUDE, REDUCTION_OPTIONS, RenderedKernel,
                       array_names)
 from .splits import partial_arrays
@@ -68,10 +69,11 @@ def render_chunked_module(kernel: Kernel, rendered: RenderedKernel, extra: tuple
     kernel: its ``_part`` function, filling partial slot ``k`` for chunk ``k``) on chunks whose
     bounds are multiples of ``align`` (but the last chunk's end); see ``_render_worker``.
 
-    A kernel that cannot raise (``codegen.may_raise``) is inlined into the worker by numba,
-    which then compiles one function instead of two linked together, and the worker calls it
-    without a ``try``. One that can, or that takes too many arguments for numba to inline
-    (``LONG_CALL``), is compiled on its own, and the worker flags its errors."""
+    The worker calls a kernel that cannot raise (``may_raise``) without a ``try``, and numba
+    inlines it into the worker (one function typed, lowered and optimised instead of two
+    linked together) unless it calls the math library (``calls_mathlib``). A kernel that can
+    raise, or that takes too many arguments for numba to inline (``LONG_CALL``), is compiled
+    on its own, and the worker flags its errors."""
     writes, reads = array_names(kernel)
     if split:
         callee, options = rendered.name + "_part", REDUCTION_OPTIONS
@@ -84,7 +86,16 @@ def render_chunked_module(kernel: Kernel, rendered: RenderedKernel, extra: tuple
     worker = _render_worker(callee, arguments, chunk_number=split, align=align,
                             guarded=guarded, options=options)
     module = render_module([rendered], (*extra, worker))
-    return module if guarded else inlined_into_worker(module, callee)
+    if guarded or calls_mathlib(kernel):
+        return module
+    return inlined_into_worker(module, callee)
+
+
+def calls_mathlib(kernel: Kernel) -> bool:
+    """Whether ``kernel`` calls a math-library function. Such a kernel stays a function of
+    its own, which LLVM inlines into its worker: numba's inlining of it made LLVM emit a
+    slower loop (``benchmarks/bench_threads.py``)."""
+    return any(isinstance(stmt, Compute) and stmt.op in MATHLIB_OPS for stmt in kernel.stmts)
 
 
 # CPython passes a call of 30 or more arguments as a list turned into a tuple, which numba

@@ -16,7 +16,7 @@ from ..source import (INTEGER_FMOD, NEUTRAL_EXPRESSIONS, TYPE_PRESERVING, Expr,
                       by_kind as _by_kind, call as _call, expression as _expression, literal,
                       special_call, type_name)
 
-__all__ = ["EXPRESSIONS", "expression", "literal", "type_name"]
+__all__ = ["EXPRESSIONS", "MATHLIB_OPS", "expression", "literal", "type_name"]
 
 
 def _complex_helper(name: str, args, dts) -> str | None:
@@ -42,6 +42,7 @@ def _math(name: str, libm: str, integer: Expr | None = None) -> Expr:
         if integer is not None and dts[0].kind != "c":
             return integer(args, dts)
         return f"{libm}({', '.join(args)})"
+    render.calls_mathlib = True   # type: ignore[attr-defined]
     return render
 
 
@@ -115,6 +116,10 @@ EXPRESSIONS: dict[Op, Expr] = {
     Op.SELECT: lambda a, d: f"_M.select({a[0]}, {a[1]}, {a[2]})",
 }
 
+
+# the ops whose float forms call a ``mathlib`` function: a long body LLVM inlines into the loop
+MATHLIB_OPS = frozenset({*SPECIAL, *(op for op, render in EXPRESSIONS.items()
+                                     if getattr(render, "calls_mathlib", False))})
 
 _FLOATS = frozenset(np.dtype(t) for t in ("float64", "float32"))
 # the math library's float functions return their argument's type
