@@ -35,8 +35,16 @@ def _float_text(v: float) -> str:
 
 
 def literal(value, dtype: np.dtype) -> str:
+    """``value`` of ``dtype`` as source. A float64 is a bare Python float, which numba types
+    as float64: a cast around it was typed and lowered once per constant.
+
+    >>> literal(0.5, np.dtype("float64")), literal(2, np.dtype("int32"))
+    ('0.5', 'np.int32(2)')
+    """
     if dtype == np.bool_:
         return repr(bool(value))
+    if dtype == np.float64:
+        return _float_text(float(value))
     if dtype.kind == "f":
         return f"{type_name(dtype)}({_float_text(float(value))})"
     if dtype.kind == "c":

@@ -15,7 +15,7 @@ Python).
 >>> from arrjit.core.dtypes import Aval
 >>> f64 = np.dtype("float64")
 >>> print(render_body(Aval((3, 4), f64), Aval((4,), f64)))
-    _M.matrix_vector(r0, r1, w0, np.float64(0.0))
+    _M.matrix_vector(r0, r1, w0, 0.0)
 """
 from __future__ import annotations
 
