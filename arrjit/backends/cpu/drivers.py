@@ -14,9 +14,9 @@ from ...core.dtypes import Aval
 from ...core.ir import Op
 from ...passes.kernel import Compute, Kernel, Position
 from . import registers
-from .expressions import MATHLIB_OPS
 from .codegen import (DRIVER_OPTIONS, NJIT_OPTIONS, PRELUDE, REDUCTION_OPTIONS, RenderedKernel,
                       array_names)
+from .expressions import MATHLIB_OPS
 from .splits import partial_arrays
 
 if TYPE_CHECKING:  # steps imports this module
@@ -93,8 +93,8 @@ def render_chunked_module(kernel: Kernel, rendered: RenderedKernel, extra: tuple
 
 def calls_mathlib(kernel: Kernel) -> bool:
     """Whether ``kernel`` calls a math-library function. Such a kernel stays a function of
-    its own, which LLVM inlines into its worker: numba's inlining of it made LLVM emit a
-    slower loop (``benchmarks/bench_threads.py``)."""
+    its own, which LLVM inlines into its worker: numba's inlining of it into the worker's
+    chunk loop made LLVM emit a slower loop."""
     return any(isinstance(stmt, Compute) and stmt.op in MATHLIB_OPS for stmt in kernel.stmts)
 
 
