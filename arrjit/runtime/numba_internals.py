@@ -6,9 +6,10 @@ more when it lowers it, trying each of the operator's typing templates in turn (
 loop matching among them): most of the compile time of an arithmetic chain. ``install()``
 wraps ``BaseFunction.get_call_type`` so that a call that is a pure function of its argument
 types is resolved once per process: an ``operator`` function or an ``@intrinsic`` called
-with plain numbers, booleans and arrays (no literal values, no keywords). The first resolution runs numba's own code, so its errors, warnings and the
-implementations it registers for lowering happen as before; a later one returns the same
-signature and records the implementation key on the function type, as numba's code does.
+with plain numbers, booleans and arrays (no literal values, no keywords). The first
+resolution runs numba's own code, so its errors, warnings and the implementations it
+registers for lowering happen as before; a later one returns the same signature and records
+the implementation key on the function type, as numba's code does.
 
 >>> import operator
 >>> from numba.core import types

@@ -17,7 +17,7 @@ from . import registers
 from .codegen import (DRIVER_OPTIONS, NJIT_OPTIONS, PRELUDE, REDUCTION_OPTIONS, RenderedKernel,
                       array_names)
 from .expressions import MATHLIB_OPS
-from .splits import partial_arrays
+from .splits import part_name, partial_arrays
 
 if TYPE_CHECKING:  # steps imports this module
     from .steps import KernelCall
@@ -76,13 +76,13 @@ def render_chunked_module(kernel: Kernel, rendered: RenderedKernel, extra: tuple
     on its own, and the worker flags its errors."""
     writes, reads = array_names(kernel)
     if split:
-        callee, options = rendered.name + "_part", REDUCTION_OPTIONS
+        callee, options = part_name(rendered.name), REDUCTION_OPTIONS
         arguments = [part for part, _ in partial_arrays(kernel)] + reads
     else:
         callee = rendered.name
         options = REDUCTION_OPTIONS if kernel.n_outer is not None else NJIT_OPTIONS
         arguments = writes + reads
-    guarded = may_raise(kernel) or len(arguments) + (4 if split else 3) >= LONG_CALL
+    guarded = may_raise(kernel) or len(arguments) + len(_chunk_tail(split)) >= LONG_CALL
     worker = _render_worker(callee, arguments, chunk_number=split, align=align,
                             guarded=guarded, options=options)
     module = render_module([rendered], (*extra, worker))
@@ -104,6 +104,11 @@ def calls_mathlib(kernel: Kernel) -> bool:
 LONG_CALL = 30
 
 
+def _chunk_tail(chunk_number: bool) -> list[str]:
+    """The arguments a worker passes its function after the arrays."""
+    return ["P", "lo", "hi"] + (["k"] if chunk_number else [])
+
+
 def _render_worker(function: str, arguments: list[str], chunk_number: bool = False,
                    align: int = 1, guarded: bool = True, options: str = NJIT_OPTIONS) -> str:
     """``<function>_worker(arguments..., P, extent, chunks, state, t, threads, bell)``, run by
@@ -123,7 +128,7 @@ def _render_worker(function: str, arguments: list[str], chunk_number: bool = Fal
     Owned consecutive ranges keep each thread on its own pages of a fresh output (two threads
     faulting in one huge page stalled for milliseconds), and a helper that starts late finds
     its first chunks already taken."""
-    tail = ["P", "lo", "hi"] + (["k"] if chunk_number else [])
+    tail = _chunk_tail(chunk_number)
     if align == 1:
         bounds = ("            lo = extent * k // chunks\n"
                   "            hi = extent * (k + 1) // chunks\n")

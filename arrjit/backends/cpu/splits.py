@@ -68,6 +68,11 @@ def partial_arrays(kernel: Kernel) -> list[tuple[str, np.dtype]]:
     return arrays
 
 
+def part_name(name: str) -> str:
+    """The name of kernel ``name``'s function that fills one partial slot."""
+    return f"{name}_part"
+
+
 def render_split(kernel: Kernel, name: str, split: Split) -> str:
     """``<name>_part(part..., reads..., P, start, stop, t)`` accumulates ``range(start,
     stop)`` of the split loop into slot ``t`` of the partial arrays; ``<name>_finish(
@@ -78,14 +83,15 @@ def render_split(kernel: Kernel, name: str, split: Split) -> str:
     sources = []
     part, finish = ((RenderMode.ROWS_PART, RenderMode.ROWS_FINISH) if split.rows else
                     (RenderMode.PART, RenderMode.FINISH))
-    for suffix, mode, signature in (("part", part, parts + reads + ["P", "start", "stop", "t"]),
-                                    ("finish", finish, writes + reads + parts + ["P", "n"])):
+    for function, mode, signature in (
+            (part_name(name), part, parts + reads + ["P", "start", "stop", "t"]),
+            (f"{name}_finish", finish, writes + reads + parts + ["P", "n"])):
         params = ParamTable()
         for size in kernel.sizes:
             params.slot(size)
         body: list[str] = []
         render_passes(kernel, params, body, mode)
         text = "\n".join("    " + line for line in params.prologue() + body)
-        sources.append(flat_entry(f"{name}_{suffix}", signature, not_flat(kernel), text,
+        sources.append(flat_entry(function, signature, not_flat(kernel), text,
                                   REDUCTION_OPTIONS))
     return "\n\n".join(sources)

@@ -206,7 +206,7 @@ def _entry_specs(call: KernelCall, examples: list) -> list[EntrySpec]:
     if call.split:
         writes, reads = call.buffers(examples)
         parts = _partials(call.kernel, 1)
-        return [(name + "_part" + drivers.WORKER_SUFFIX,
+        return [(splits.part_name(name) + drivers.WORKER_SUFFIX,
                  parts + reads + [params] + _worker_tail(), True),
                 (name + "_finish", writes + reads + parts + [params, 1], True)]
     if call.chunked:
