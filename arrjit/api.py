@@ -99,19 +99,23 @@ class Jitted(ArgumentBinding):
         self._hits = self._misses = self._traces = 0
         self._stats = CompileStats()
         self._fast_memo: list = [None]       # the hot path's last (key, entry)
-        self._fast_hit = hotpath.make_fast_hit(self) if (
-            0 < self._fast_arity <= 16
-        ) else None
+        # the hot path serves calls of ``_fast_count`` positional arguments: a signature's
+        # positional parameters, else the count of the first call without keywords
+        self._fast_count = self._fast_arity
+        self._fast_hit = hotpath.make_fast_hit(self, self._fast_count)
         _all_jitted.add(self)
 
     # -- the call path --------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if self._fast_hit is not None and not kwargs and len(args) == self._fast_arity:
+        if self._fast_hit is not None and not kwargs and len(args) == self._fast_count:
             out = self._fast_hit(args)
             if out is not hotpath.NOT_FAST:
                 return out
         if current_trace() is not None:
             return self._fun(*args, **kwargs)  # jit inside jit: trace through
+        if not kwargs and self._fast_count < 0:
+            self._fast_count = len(args)
+            self._fast_hit = hotpath.make_fast_hit(self, self._fast_count)
         values = args if (not kwargs and len(args) == self._fast_arity) else self._bind(args,
                                                                                           kwargs)
         key, leaves = self._key(values)

@@ -10,11 +10,12 @@ array([3., 3.])
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from .core.tree import unflatten
+from .errors import NonHashableStaticArgError
 from .signature import KEY_FLAGS, SCALAR_KEYS, SCALAR_LEAVES
 
 if TYPE_CHECKING:
@@ -23,34 +24,51 @@ if TYPE_CHECKING:
 NOT_FAST = object()
 
 
-def make_fast_hit(jitted: "Jitted") -> Callable:
-    """The generated hot path of ``jitted`` (``jitted._fast_arity`` positional arguments).
-    An array keys by dtype, shape and layout flags; a Python or NumPy scalar as the general
-    path keys it (``signature.SCALAR_KEYS``) and becomes a 0-d array; a static argument keys
-    by its type and value and is not passed to the runner.
+def make_fast_hit(jitted: "Jitted", count: int) -> Callable | None:
+    """The generated hot path of ``jitted`` for calls of ``count`` positional arguments and no
+    keywords, or None where the general path must take every such call (``count`` outside
+    1-16, arguments the signature does not bind, a default that is an array).
+
+    Each argument keys as the general path keys it (``Jitted._key``): an array by dtype, shape
+    and layout flags; a Python or NumPy scalar by its type (``signature.SCALAR_KEYS``), and it
+    becomes a 0-d array; a static argument by its type and value, not passed to the runner.
+    Arguments that land in ``*args`` key as its tuple does; parameters the call leaves to
+    their defaults, and ``**kwargs``, key as constants worked out here once.
 
     ``jitted._fast_memo[0]`` holds the last key this path looked up and its entry. A call
     with an equal key (compared, not hashed) skips the lookup and the LRU move: the entry is
     already the most recent one, since every other use of the cache empties the memo
     (``Jitted._forget_fast_hit``)."""
-    n = jitted._fast_arity
-    names = [f"a{k}" for k in range(n)]
+    layout = _call_layout(jitted, count)
+    if layout is None:
+        return None
+    names = [f"a{k}" for k in range(count)]
     static = jitted._static_positions
+    namespace: dict = {"ndarray": np.ndarray, "get": jitted._cache.get, "jitted": jitted,
+                       "move_to_end": jitted._cache.move_to_end, "unflatten": unflatten,
+                       "memo": jitted._fast_memo, "NOT_FAST": NOT_FAST,
+                       "SCALAR_KEYS": SCALAR_KEYS, "SCALAR_LEAF_KEYS": _SCALAR_LEAF_KEYS,
+                       "asarray": np.asarray, "INT64": np.dtype(np.int64)}
     lines = ["def fast_hit(args):", f"    {', '.join(names)}, = args"]
-    for k, a in enumerate(names):
-        if k in static:    # keyed by type and value, as the general path keys it
-            lines.append(f"    k_{a} = (type({a}), {a})")
-            continue
-        lines += [f"    t = type({a})",
-                  "    if t is ndarray:",
-                  f"        k_{a} = ({a}.dtype, {a}.shape, {a}.flags.num & {KEY_FLAGS})",
-                  "    else:",
-                  f"        k_{a} = SCALAR_KEYS.get(t)",
-                  f"        if k_{a} is None:",
-                  "            return NOT_FAST",
-                  f"        {a} = asarray({a}, INT64 if t is int else None)"]
-    leaves = [a for k, a in enumerate(names) if k not in static]
-    lines += [f"    key = ({', '.join(f'k_{a}' for a in names)},)",
+    parts, leaves = [], []
+    for k, slot in enumerate(layout):
+        if isinstance(slot, int) and k in static:   # keyed by type and value, as in general
+            lines.append(f"    k{k} = (type(a{slot}), a{slot})")
+        elif isinstance(slot, int):
+            lines += _leaf_lines(f"a{slot}", f"k{k}", "SCALAR_KEYS")
+            leaves.append(f"a{slot}")
+        elif isinstance(slot, _Varargs):
+            namespace[f"tree{k}"] = slot.tree
+            for j in slot.positions:
+                lines += _leaf_lines(f"a{j}", f"k{k}_{j}", "SCALAR_LEAF_KEYS")
+                leaves.append(f"a{j}")
+            keys = "".join(f"k{k}_{j}, " for j in slot.positions)
+            lines.append(f"    k{k} = (tree{k}, ({keys}))")
+        else:
+            namespace[f"const{k}"] = slot.part
+            lines.append(f"    k{k} = const{k}")
+        parts.append(f"k{k}")
+    lines += [f"    key = ({''.join(f'{p}, ' for p in parts)})",
               "    last = memo[0]",
               "    if last is not None and last[0] == key:",
               "        entry = last[1]",
@@ -66,12 +84,91 @@ def make_fast_hit(jitted: "Jitted") -> Callable:
               "    jitted._hits += 1",
               f"    outs = entry.run(({''.join(f'{a}, ' for a in leaves)}))",
               "    return outs[0] if entry.single_output else unflatten(entry.out_tree, outs)"]
-    namespace = {"ndarray": np.ndarray, "get": jitted._cache.get, "jitted": jitted,
-                 "move_to_end": jitted._cache.move_to_end, "unflatten": unflatten,
-                 "memo": jitted._fast_memo, "NOT_FAST": NOT_FAST, "SCALAR_KEYS": SCALAR_KEYS,
-                 "asarray": np.asarray, "INT64": np.dtype(np.int64)}
     exec(compile("\n".join(lines), f"<arrjit fast path of {jitted._name}>", "exec"), namespace)
     return namespace["fast_hit"]
+
+
+# The key of a scalar inside a container (``signature.leaf_key``), per scalar type.
+_SCALAR_LEAF_KEYS = {t: key[1][0] for t, key in SCALAR_KEYS.items()}
+
+
+class _Constant:
+    """A parameter the call does not reach (a default, ``**kwargs``): its key part."""
+
+    def __init__(self, part: Any):
+        self.part = part
+
+
+class _Varargs:
+    """``*args``: the call's arguments ``positions`` in a tuple keyed by ``tree``."""
+
+    def __init__(self, positions: list[int], tree: Any):
+        self.positions, self.tree = positions, tree
+
+
+def _call_layout(jitted: "Jitted", count: int) -> list | None:
+    """Per parameter of ``jitted``, where a call of ``count`` positional arguments puts its
+    value: an argument's position, ``_Varargs`` or ``_Constant``; None when the hot path
+    cannot key such calls."""
+    if not 0 < count <= MAX_FAST_ARGUMENTS:
+        return None
+    marks = tuple(_Mark() for _ in range(count))
+    try:
+        bound = jitted._bind(marks, {})
+    except TypeError:
+        return None
+    position = {id(m): k for k, m in enumerate(marks)}
+    example = np.empty(0)
+    values: list = []
+    layout: list = []
+    for k, v in enumerate(bound):
+        if type(v) is _Mark:
+            layout.append(position[id(v)])
+            values.append(0 if k in jitted._static_positions else example)
+        elif type(v) is tuple and v and all(type(m) is _Mark for m in v):
+            if k in jitted._static_positions:
+                return None
+            layout.append(_Varargs([position[id(m)] for m in v], None))
+            values.append(tuple(example for _ in v))
+        else:
+            layout.append(_Constant(None))
+            values.append(v)
+    try:
+        parts, leaves = jitted._key(values)
+    except (TypeError, NonHashableStaticArgError):   # the general path reports it
+        return None
+    reached = sum(len(s.positions) if isinstance(s, _Varargs) else 1
+                  for k, s in enumerate(layout)
+                  if not isinstance(s, _Constant) and k not in jitted._static_positions)
+    if len(leaves) != reached:    # a default that is a leaf (an array) joins the leaves
+        return None
+    for slot, part in zip(layout, parts):
+        if isinstance(slot, _Varargs):
+            slot.tree = part[0]
+        elif isinstance(slot, _Constant):
+            slot.part = part
+    return layout
+
+
+class _Mark:
+    """A stand-in argument, so binding shows where each argument goes."""
+
+
+# Calls of more positional arguments take the general path.
+MAX_FAST_ARGUMENTS = 16
+
+
+def _leaf_lines(arg: str, key: str, scalar_keys: str) -> list[str]:
+    """Statements keying the array or scalar ``arg`` into ``key`` (a scalar by ``scalar_keys``,
+    then made a 0-d array), or leaving for the general path."""
+    return [f"    t = type({arg})",
+            "    if t is ndarray:",
+            f"        {key} = ({arg}.dtype, {arg}.shape, {arg}.flags.num & {KEY_FLAGS})",
+            "    else:",
+            f"        {key} = {scalar_keys}.get(t)",
+            f"        if {key} is None:",
+            "            return NOT_FAST",
+            f"        {arg} = asarray({arg}, INT64 if t is int else None)"]
 
 
 def takes_fast_path(leaves: Sequence, convert: Sequence[int], host: bool) -> bool:

@@ -382,6 +382,49 @@ def test_the_hot_path_takes_static_arguments_keyed_by_type_and_value():
         f(x, [2], "ab")
 
 
+def test_the_hot_path_serves_varargs_and_defaults_keyed_as_the_general_path():
+    """A function with ``*args``, keyword-only or defaulted parameters gets a hot path for the
+    positional count of its first call without keywords: ``*args`` keys as its tuple, the
+    defaults it leaves as constants, and its calls hit the general path's entries."""
+    def spread(x, *rest, scale=2.0, **options):
+        return x * scale + sum(rest)
+
+    f = arrjit.jit(spread)
+    x = np.arange(4.0)
+    assert_same(f(x, 1.0, np.ones(4)), x * 2.0 + 1.0 + 1.0)     # compiles; makes the hot path
+    not_fast = f._fast_hit.__globals__["NOT_FAST"]
+    hits, traces = f.cache_info().hits, f.cache_info().traces
+    assert_same(f._fast_hit((x, 3.0, np.full(4, 2.0))), x * 2.0 + 5.0)
+    assert f._fast_hit((x, 3, np.ones(4))) is not_fast           # an int: another entry
+    assert f._fast_hit((x, 3.0, np.ones(4, np.float32))) is not_fast
+    assert_same(f(x, 3, np.ones(4)), x * 2.0 + 4.0)
+    assert f._fast_hit((x, 2, np.ones(4))) is not not_fast
+    assert_same(f(x, 1.0, np.ones(4), scale=3.0), x * 3.0 + 2.0)   # keywords: general path
+    assert_same(f(x, 1.0), x * 2.0 + 1.0)                          # another count: general
+    assert f.cache_info().hits == hits + 2 and f.cache_info().traces == traces + 3
+
+    g = arrjit.jit(lambda *a: a[0] @ a[1])
+    a, b = np.ones((2, 3)), np.arange(3.0)
+    assert_same(g(a, b), a @ b)
+    assert_same(g._fast_hit((a, b + 1)), a @ (b + 1))
+
+    h = arrjit.jit(lambda x, n=3, *, k=2: x * n + k, static_argnames=("k",))
+    assert_same(h(x), x * 3 + 2)
+    assert_same(h._fast_hit((x + 1,)), (x + 1) * 3 + 2)
+    assert_same(h(x, 4), x * 4 + 2)                                # another count
+
+
+def test_the_hot_path_leaves_array_defaults_to_the_general_path():
+    """A default that is an array is a leaf the hot path does not pass: such calls take the
+    general path, with the same answers."""
+    weights = np.arange(3.0)
+    f = arrjit.jit(lambda x, *, w=weights: x * w)
+    x = np.ones(3)
+    assert_same(f(x), x * weights)
+    assert f._fast_hit is None
+    assert_same(f(x + 1), (x + 1) * weights)
+
+
 def test_the_hot_path_memo_keeps_the_least_recently_used_order():
     """Repeated calls of one signature skip the hot path's lookup (its memo); the signature
     evicted is still the least recently used one, whichever path served the calls, and a
