@@ -57,6 +57,29 @@ def test_an_ode_state_vector_stays_in_registers_and_matches_numpy():
     assert_same(path, want_path, rtol=1e-12)
 
 
+def _register_sources(loop: LoopRun) -> list[str]:
+    return [source for name, source in loop.native.extra.functions.items()
+            if name.startswith("registers_")]
+
+
+def test_a_stack_of_scalars_in_registers_renders_its_pieces_without_selects():
+    """``stack`` of scalars is a select over the element index; unrolled, each element's
+    index is a literal, so the selects (and the comparisons choosing them) fold away and
+    each element is its piece. A select on a run-time condition stays."""
+    start = np.array([1.0, 1.0, 1.0])
+    f = jit(lambda s: _rk4_scan(anp, lax.scan, s, 20, 0.005))
+    (step,) = [src for src in _register_sources(_loop(f, start)) if "(r0, r1, P)" in src]
+    assert "_M.select" not in step and "==" not in step
+    g = jit(lambda s: lax.fori_loop(0, 5, lambda i, v: anp.stack(
+        [anp.where(v[1] > 0, v[0], -v[0]), v[2] - 1.0, v[1] * 0.5]), s))
+    assert any("_M.select" in src for src in _register_sources(_loop(g, start)))
+    want = start.copy()
+    for _ in range(5):
+        want = np.stack([np.where(want[1] > 0, want[0], -want[0]), want[2] - 1.0,
+                         want[1] * 0.5])
+    assert_same(g(start), want)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.complex128, np.bool_])
 def test_small_carries_of_every_dtype_and_shape_match_numpy(dtype):
     """A 2x2 and a 4-element carry of each dtype: NumPy's casts after every step."""

@@ -46,11 +46,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
-from typing import Mapping
+import operator
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 from ...core.dtypes import Aval
+from ...core.ir import Op
 from ...passes.kernel import Affine, Compute, Const, Kernel, Load, Position
 from ..source import constant_text, literal, position_lines, type_name
 from .access import ParamTable
@@ -107,22 +109,41 @@ def render_register_kernel(kernel: Kernel,
              if not registered[k] and v.ndim > 0]
     varying = _varying(kernel)
     points = list(_points(kernel.sizes))
-    for stmt in kernel.stmts:
-        if stmt.name not in varying:
-            lines += _statement(stmt, None, kernel, registered, known, params, varying)
-    for e, at in enumerate(points):
-        for stmt in kernel.stmts:
-            if stmt.name in varying:
-                lines += _statement(stmt, (e, at), kernel, registered, known, params, varying)
-    values = []
+    # each statement once, or once per element (its number and loop indices) where it varies
+    entries: list[tuple[Any, tuple[int, tuple[int, ...]] | None]]
+    entries = [(stmt, None) for stmt in kernel.stmts if stmt.name not in varying]
+    entries += [(stmt, (e, at)) for e, at in enumerate(points)
+                for stmt in kernel.stmts if stmt.name in varying]
+    folded, aliases = _fold(entries, kernel, known, varying)
+
+    def resolve(name: str, e: int) -> str:
+        named = _named(name, e, varying)
+        return aliases.get(named, named)
+
+    results = []
     for store in sorted(kernel.stores, key=lambda s: s.buffer):
-        cast = type_name(kernel.writes[store.buffer].dtype)
         if kernel.writes[store.buffer].ndim == 0:
-            values.append(f"{cast}({_named(store.value, 0, varying)})")
+            results.append([resolve(store.value, 0)])
             continue
         by_index = {_flat_index(store.access, at): e for e, at in enumerate(points)}
-        values.append("(" + ", ".join(f"{cast}({_named(store.value, by_index[j], varying)})"
-                                      for j in range(len(by_index))) + ",)")
+        results.append([resolve(store.value, by_index[j]) for j in range(len(by_index))])
+    live = _live(entries, {n for names in results for n in names}, resolve,
+                 set(folded) | set(aliases), varying)
+    for stmt, point in entries:
+        name = _named(stmt.name, point[0] if point else 0, varying)
+        if name in aliases or (name not in live and not isinstance(stmt, Position)):
+            continue
+        if name in folded:
+            lines.append(f"{name} = {literal(folded[name].item(), folded[name].dtype)}")
+            continue
+        lines += _statement(stmt, point, kernel, registered, known, params, resolve)
+    values = []
+    for store, names in zip(sorted(kernel.stores, key=lambda s: s.buffer), results):
+        cast = type_name(kernel.writes[store.buffer].dtype)
+        if kernel.writes[store.buffer].ndim == 0:
+            values.append(f"{cast}({names[0]})")
+        else:
+            values.append("(" + ", ".join(f"{cast}({n})" for n in names) + ",)")
     lines.append(f"return ({', '.join(values)},)")
     signature = [f"r{k}" for k in range(len(kernel.reads))] + ["P"]
     text = "\n".join("    " + line for line in params.prologue() + lines)
@@ -166,16 +187,69 @@ def _named(name: str, e: int, varying: set[str]) -> str:
     return f"{name}_{e}" if name in varying else name
 
 
+# Comparisons ``_fold`` evaluates on known operands (a ``stack``'s element index against a
+# piece's), by NumPy's scalars.
+_FOLDED_COMPARISONS = {Op.EQ: operator.eq, Op.NE: operator.ne, Op.LT: operator.lt,
+                       Op.LE: operator.le, Op.GT: operator.gt, Op.GE: operator.ge}
+
+
+def _fold(entries, kernel: Kernel, known: Mapping[int, np.ndarray],
+          varying: set[str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The statements (by element name) whose value is known when rendering: literal loads of
+    ``known`` reads, constants, comparisons of known values; and the selects whose condition
+    is known, as aliases of the operand they choose. Unrolling writes ``stack``'s selects once
+    per element with the element's index a literal: each folds to its piece."""
+    folded: dict[str, Any] = {}   # NumPy scalars
+    aliases: dict[str, str] = {}
+    for stmt, point in entries:
+        e, at = point if point is not None else (0, (0,) * len(kernel.sizes))
+        name = _named(stmt.name, e, varying)
+        if isinstance(stmt, Load) and stmt.buffer in known and not stmt.access.positions:
+            value = known[stmt.buffer].reshape(-1)[_flat_index(stmt.access, at)]
+            folded[name] = kernel.reads[stmt.buffer].dtype.type(value)
+        elif isinstance(stmt, Const) and not stmt.runtime:
+            folded[name] = stmt.dtype.type(stmt.value)
+        elif isinstance(stmt, Compute):
+            args = [_named(a, e, varying) for a in stmt.args]
+            args = [aliases.get(a, a) for a in args]
+            if stmt.op in _FOLDED_COMPARISONS and all(a in folded for a in args):
+                left, right = (folded[a] for a in args)
+                folded[name] = np.bool_(_FOLDED_COMPARISONS[stmt.op](left, right))
+            elif stmt.op is Op.SELECT and args[0] in folded:
+                chosen = args[1] if folded[args[0]] else args[2]
+                aliases[name] = chosen
+    return folded, aliases
+
+
+def _live(entries, results: set[str], resolve: Callable[[str, int], str],
+          settled: set[str], varying: set[str]) -> set[str]:
+    """The names the results need, through the operands of the statements not ``settled``
+    (folded or aliased); a ``Position`` is always needed: it raises NumPy's ``IndexError``."""
+    live = set(results)
+    for stmt, point in reversed(entries):
+        e = point[0] if point is not None else 0
+        name = _named(stmt.name, e, varying)
+        if name in settled or not (isinstance(stmt, Position) or name in live):
+            continue
+        if isinstance(stmt, Load):
+            live.update(resolve(p, e) for p, _ in stmt.access.positions)
+        elif isinstance(stmt, Position):
+            live.add(resolve(stmt.value, e))
+        elif isinstance(stmt, Compute):
+            live.update(resolve(a, e) for a in stmt.args)
+    return live
+
+
 def _statement(stmt, point: tuple[int, tuple[int, ...]] | None, kernel: Kernel,
                registered: list[bool], known: Mapping[int, np.ndarray], params: ParamTable,
-               varying: set[str]) -> list[str]:
+               resolve: Callable[[str, int], str]) -> list[str]:
     """The lines of one statement, at one element ``point`` (its number and loop indices) when
-    it varies with the loop indices."""
+    it varies with the loop indices; ``resolve`` names a value at an element."""
     e, at = point if point is not None else (0, (0,) * len(kernel.sizes))
-    name = _named(stmt.name, e, varying)
+    name = resolve(stmt.name, e)
     if isinstance(stmt, Load):
         index = _flat_index(stmt.access, at)
-        positions = "".join(f" + {_named(p, e, varying)}" + (f" * {stride}" if stride != 1 else "")
+        positions = "".join(f" + {resolve(p, e)}" + (f" * {stride}" if stride != 1 else "")
                             for p, stride in stmt.access.positions)
         read = kernel.reads[stmt.buffer]
         if stmt.buffer in known and not positions:
@@ -189,8 +263,8 @@ def _statement(stmt, point: tuple[int, tuple[int, ...]] | None, kernel: Kernel,
     if isinstance(stmt, Const):
         return [f"{name} = {constant_text(stmt, params.slot)}"]
     if isinstance(stmt, Position):
-        renamed = dataclasses.replace(stmt, name=name, value=_named(stmt.value, e, varying))
+        renamed = dataclasses.replace(stmt, name=name, value=resolve(stmt.value, e))
         return position_lines(renamed, params.slot)
     renamed = dataclasses.replace(stmt, name=name,
-                                  args=tuple(_named(a, e, varying) for a in stmt.args))
+                                  args=tuple(resolve(a, e) for a in stmt.args))
     return [f"{name} = {expression(renamed)}"]
