@@ -135,3 +135,31 @@ def test_targets_that_do_not_read_positions_keep_the_library_gather():
     import importlib
 
     assert importlib.import_module(REGISTRY["cpu"]).BACKEND.reads_positions
+
+
+@pytest.mark.parametrize("dtype, start", [(np.uint8, 1), (np.uint8, 250), (np.uint64, 1),
+                                          (np.uint64, 250), (np.int8, -2), (np.int8, 126),
+                                          (np.int8, -7)])
+def test_unsigned_and_narrow_positions_of_a_native_scatter_follow_numpy(dtype, start):
+    """A loop driver's scatter at a position carried as a narrow or unsigned integer: in
+    range it updates NumPy's element (a negative int8 counted from the end), out of range it
+    raises NumPy's error (an unsigned position is never negative)."""
+    def body(_, carry):
+        x, k = carry
+        return x.at[k].set(x[k] + 1.0), k + dtype(1)
+
+    f = arrjit.jit(lambda x, k: lax.fori_loop(0, 3, body, (x, k)))
+    k0 = np.array(start).astype(dtype)[()]
+    want, k, numpy_error = np.zeros(5), k0, None
+    try:
+        for _ in range(3):
+            want[k] += 1.0
+            k = dtype(k + dtype(1))
+    except IndexError as error:
+        numpy_error = str(error)
+    if numpy_error is None:
+        got, _ = f(np.zeros(5), k0)
+        assert_same(got, want)
+    else:
+        with pytest.raises(IndexError, match=numpy_error):
+            f(np.zeros(5), k0)

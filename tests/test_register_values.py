@@ -129,6 +129,45 @@ def test_a_position_out_of_range_of_a_small_vector_raises_numpys_index_error():
     assert_same(f(np.arange(4.0)), np.float64(6.0))
 
 
+@pytest.mark.parametrize("shift, axis", [(0, None), (2, None), (-7, 0), (9, 1)])
+def test_positions_checked_together_raise_numpys_error_for_the_first_outside(shift, axis):
+    """A point sweep reads four neighbours at traced positions: the driver's register kernel
+    tests every position at once, before its first read, with one call raising the error of
+    the first position outside its axis, as NumPy's indexing does in the same order."""
+    grid = np.arange(20.0).reshape(4, 5)
+
+    def sweep(u, s):
+        def point(j, u):
+            i = j % 2 + 1 + s * (j == 2) * (s < 0)
+            k = j + s * (j == 3) * (s > 4)
+            return u.at[1, j].set(u[i - 1, j] + u[i + 1, j] + u[i, k - 1] - u[i, k + 1])
+        return lax.fori_loop(1, 4, point, u)
+
+    f = jit(sweep)
+    (checked,) = [src for src in _register_sources(_loop(f, grid, shift))
+                  if "_M.first_out_of_bounds" in src]
+    assert checked.count("_M.first_out_of_bounds") == 1 and "out_of_bounds(" not in \
+        checked.replace("first_out_of_bounds(", "")
+
+    def numpy_sweep(u, s):
+        u = u.copy()
+        for j in range(1, 4):
+            i = j % 2 + 1 + s * (j == 2) * (s < 0)
+            k = j + s * (j == 3) * (s > 4)
+            u[1, j] = u[i - 1, j] + u[i + 1, j] + u[i, k - 1] - u[i, k + 1]
+        return u
+
+    if axis is None:
+        assert_same(f(grid, shift), numpy_sweep(grid, shift))
+        return
+    with pytest.raises(IndexError) as ours:
+        f(grid, shift)
+    with pytest.raises(IndexError) as numpys:
+        numpy_sweep(grid, shift)
+    assert str(ours.value) == str(numpys.value)
+    assert f"axis {axis}" in str(ours.value)
+
+
 def test_a_region_update_of_a_small_carry_reads_the_elements_it_keeps():
     def body(i, acc):
         t = (acc * 0.5).at[1:].add(acc[:-1])

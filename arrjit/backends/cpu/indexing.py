@@ -15,10 +15,9 @@ are NumPy's: negative positions count from the end, an out-of-range one raises N
 >>> print(render_body(Op.GATHER, (("array", 0), ("slice", None, None, None)),
 ...                   [Aval((3, 4), f64), Aval((), i64)], Aval((4,), f64), "set", False))
     i0 = r1
-    if i0 < -r0.shape[0] or i0 >= r0.shape[0]:
+    if _M.outside(i0, r0.shape[0]):
         _M.out_of_bounds(i0, 0, r0.shape[0])
-    if i0 < 0:
-        i0 += r0.shape[0]
+    i0 = _M.wrapped(i0, r0.shape[0])
     s = r0[i0, :]
     for j0 in range(w0.shape[0]):
         w0[j0] = s[j0]
@@ -235,7 +234,6 @@ def _normalised(position: str, axis: int, indent: str) -> list[str]:
     """Lines checking ``position`` against axis ``axis`` of ``r0`` (NumPy's ``IndexError``)
     and counting a negative one from the end."""
     size = f"r0.shape[{axis}]"
-    return [f"{indent}if {position} < -{size} or {position} >= {size}:",
+    return [f"{indent}if _M.outside({position}, {size}):",
             f"{indent}    _M.out_of_bounds({position}, {axis}, {size})",
-            f"{indent}if {position} < 0:",
-            f"{indent}    {position} += {size}"]
+            f"{indent}{position} = _M.wrapped({position}, {size})"]

@@ -129,14 +129,25 @@ def render_register_kernel(kernel: Kernel,
         results.append([resolve(store.value, by_index[j]) for j in range(len(by_index))])
     live = _live(entries, {n for names in results for n in names}, resolve,
                  set(folded) | set(aliases), varying)
-    for stmt, point in entries:
-        name = _named(stmt.name, point[0] if point else 0, varying)
-        if name in aliases or (name not in live and not isinstance(stmt, Position)):
-            continue
+    entries = [(stmt, point) for stmt, point in entries
+               if isinstance(stmt, Position) or _named(stmt.name, point[0] if point else 0,
+                                                       varying) in live.difference(aliases)]
+    head, checked = _positions_first(entries, resolve)
+
+    def emit(stmt, point) -> None:
+        name = resolve(stmt.name, point[0] if point else 0)
         if name in folded:
             lines.append(f"{name} = {literal(folded[name].item(), folded[name].dtype)}")
-            continue
-        lines += _statement(stmt, point, kernel, registered, known, params, resolve)
+        else:
+            lines.extend(_statement(stmt, point, kernel, registered, known, params, resolve))
+
+    for stmt, point in head:
+        emit(stmt, point)
+    if checked:
+        lines.extend(_checked_together(checked, resolve, params))
+    for stmt, point in entries:
+        if (stmt, point) not in head and not any(stmt is c and point == q for c, q in checked):
+            emit(stmt, point)
     values = []
     for store, names in zip(sorted(kernel.stores, key=lambda s: s.buffer), results):
         cast = type_name(kernel.writes[store.buffer].dtype)
@@ -219,6 +230,54 @@ def _fold(entries, kernel: Kernel, known: Mapping[int, np.ndarray],
                 chosen = args[1] if folded[args[0]] else args[2]
                 aliases[name] = chosen
     return folded, aliases
+
+
+def _positions_first(entries, resolve: Callable[[str, int], str]) -> tuple[list, list]:
+    """With two or more positions none of which depends on a read at a position: the
+    statements the positions need, in order, and the positions (checked together before any
+    read, ``_checked_together``). Otherwise nothing: each position is checked where it is."""
+    positions = [(stmt, point) for stmt, point in entries if isinstance(stmt, Position)]
+    if len(positions) < 2:
+        return [], []
+    defined = {resolve(stmt.name, point[0] if point else 0): (stmt, point)
+               for stmt, point in entries}
+    needed: list = []
+    pending = [resolve(stmt.value, point[0] if point else 0) for stmt, point in positions]
+    while pending:
+        entry = defined.get(pending.pop())
+        if entry is None or any(entry[0] is stmt and entry[1] == point
+                                for stmt, point in needed):
+            continue
+        stmt, point = entry
+        e = point[0] if point else 0
+        if isinstance(stmt, Position) or (isinstance(stmt, Load) and stmt.access.positions):
+            return [], []
+        needed.append(entry)
+        if isinstance(stmt, Compute):
+            pending.extend(resolve(a, e) for a in stmt.args)
+    head = [entry for entry in entries if any(entry[0] is stmt and entry[1] == point
+                                              for stmt, point in needed)]
+    return head, positions
+
+
+def _checked_together(positions, resolve: Callable[[str, int], str],
+                      params: ParamTable) -> list[str]:
+    """The positions' values as int64, one test of them all and a call raising NumPy's error
+    for the first outside its axis on the error path, then each counted from the end where
+    negative: one call site that may raise instead of one per position."""
+    names, extents, lines = [], [], []
+    for stmt, point in positions:
+        e = point[0] if point else 0
+        name = resolve(stmt.name, e)
+        names.append(name)
+        extents.append(params.slot(stmt.extent))
+        lines.append(f"{name} = np.int64({resolve(stmt.value, e)})")
+    test = " | ".join(f"_M.outside({n}, {x})" for n, x in zip(names, extents))
+    axes = ", ".join(f"np.int64({stmt.axis})" for stmt, _ in positions)
+    lines.append(f"if {test}: _M.first_out_of_bounds(({', '.join(names)},), ({axes},), "
+                 f"({', '.join(f'np.int64({x})' for x in extents)},))")
+    lines += [f"{n} = _M.wrapped({n}, {x})" for n, x in zip(names, extents)]
+    return lines
 
 
 def _live(entries, results: set[str], resolve: Callable[[str, int], str],

@@ -83,6 +83,53 @@ def select(typingctx, condition, on_true, on_false):
     return on_true(condition, on_true, on_false), codegen
 
 
+def _index_pair(index, extent) -> bool:
+    return isinstance(index, types.Integer) and isinstance(extent, types.Integer)
+
+
+def _as_int64(context, builder, value, ty):
+    """A signed index as an int64; an unsigned one zero-extended (compared unsigned)."""
+    if ty.signed:
+        return context.cast(builder, value, ty, types.int64)
+    return builder.zext(value, ir.IntType(64)) if ty.bitwidth < 64 else value
+
+
+@intrinsic
+def outside(typingctx, index, extent):
+    """Whether the integer ``index`` lies outside ``[-extent, extent)``, NumPy's range for an
+    axis of ``extent`` elements: comparisons and no branch (numba's passes cost time per
+    block, and each ``a or b`` in a condition is three)."""
+    if not _index_pair(index, extent):
+        return None
+
+    def codegen(context, builder, signature, args):
+        (ti, tn), (i, n) = signature.args, args
+        n = context.cast(builder, n, tn, types.int64)
+        i = _as_int64(context, builder, i, ti)
+        if not ti.signed:
+            return builder.icmp_unsigned(">=", i, n)
+        below = builder.icmp_signed("<", i, builder.neg(n))
+        return builder.or_(below, builder.icmp_signed(">=", i, n))
+    return types.boolean(index, extent), codegen
+
+
+@intrinsic
+def wrapped(typingctx, index, extent):
+    """An integer ``index`` in ``[-extent, extent)`` as an int64 offset in ``[0, extent)`` (a
+    negative one counted from the end), as one ``select``."""
+    if not _index_pair(index, extent):
+        return None
+
+    def codegen(context, builder, signature, args):
+        (ti, tn), (i, n) = signature.args, args
+        n = context.cast(builder, n, tn, types.int64)
+        i = _as_int64(context, builder, i, ti)
+        if not ti.signed:
+            return i
+        return builder.select(builder.icmp_signed("<", i, i.type(0)), builder.add(i, n), i)
+    return types.int64(index, extent), codegen
+
+
 fmaximum = _llvm_float("llvm.maximum", 2, "max(a, b); NaN if either is NaN.")
 fminimum = _llvm_float("llvm.minimum", 2, "min(a, b); NaN if either is NaN.")
 
@@ -219,6 +266,17 @@ def out_of_bounds(index, axis, extent):
     compiled without numba's reference counting (``codegen.LEAF_OPTIONS``), which a raise
     with run-time arguments needs."""
     raise OutOfBounds(index, axis, extent)
+
+
+@njit(nogil=True, cache=True, error_model="numpy", no_cfunc_wrapper=True, _nrt=True)
+def first_out_of_bounds(indices, axes, extents):
+    """Raise NumPy's ``IndexError`` for the first of ``indices`` (a tuple, with the tuples of
+    their ``axes`` and ``extents``) outside its axis. A kernel whose positions are all known
+    before it reads at any of them tests them together and calls this once, on the error path:
+    numba's passes spend their time on each call site that may raise."""
+    for k in range(len(indices)):
+        if indices[k] < -extents[k] or indices[k] >= extents[k]:
+            out_of_bounds(indices[k], axes[k], extents[k])
 
 
 @njit(**_FLAGS)
