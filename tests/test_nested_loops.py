@@ -204,6 +204,24 @@ def test_an_out_of_range_position_in_a_nested_loop_raises_numpy_s_index_error():
     assert float(g(x, 3)) == 6.0      # the next call is unaffected
 
 
+def test_a_driver_raising_midway_leaves_its_operands_and_runs_again():
+    """A driver that raises after updating its carries in place raises NumPy's error, leaves
+    the operands as they were (the carries are copies), and the next call is right."""
+    f = jit(lambda x, idx_: lax.fori_loop(0, 6, lambda i, x: x.at[i].set(
+        x[i] * 2.0 + x[idx_[i]]), x))
+    x = np.arange(8.0)
+    bad = np.array([1, 2, 3, 0, 24, 5])
+    with pytest.raises(IndexError, match="index 24 is out of bounds for axis 0 with size 8"):
+        f(x, bad)
+    assert_same(x, np.arange(8.0))
+    good = np.array([7, 2, 3, 0, -1, 5])
+    want = x.copy()
+    for i in range(6):
+        want[i] = want[i] * 2.0 + want[good[i]]
+    assert_same(f(x, good), want)
+    assert_same(f(x, good), want)
+
+
 def test_nested_loops_under_vmap_and_grad():
     def f(w, x):
         x = anp.asarray(x)
