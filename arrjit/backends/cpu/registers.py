@@ -130,12 +130,12 @@ def render_register_kernel(kernel: Kernel,
     live = _live(entries, {n for names in results for n in names}, resolve,
                  set(folded) | set(aliases), varying)
     entries = [(stmt, point) for stmt, point in entries
-               if isinstance(stmt, Position) or _named(stmt.name, point[0] if point else 0,
-                                                       varying) in live.difference(aliases)]
+               if isinstance(stmt, Position)
+               or _named(stmt.name, _element(point), varying) in live.difference(aliases)]
     head, checked = _positions_first(entries, resolve)
 
     def emit(stmt, point) -> None:
-        name = resolve(stmt.name, point[0] if point else 0)
+        name = resolve(stmt.name, _element(point))
         if name in folded:
             lines.append(f"{name} = {literal(folded[name].item(), folded[name].dtype)}")
         else:
@@ -145,9 +145,10 @@ def render_register_kernel(kernel: Kernel,
         emit(stmt, point)
     if checked:
         lines.extend(_checked_together(checked, resolve, params))
-    for stmt, point in entries:
-        if (stmt, point) not in head and not any(stmt is c and point == q for c, q in checked):
-            emit(stmt, point)
+    placed = {id(entry) for entry in head + checked}
+    for entry in entries:
+        if id(entry) not in placed:
+            emit(*entry)
     values = []
     for store, names in zip(sorted(kernel.stores, key=lambda s: s.buffer), results):
         cast = type_name(kernel.writes[store.buffer].dtype)
@@ -236,28 +237,29 @@ def _positions_first(entries, resolve: Callable[[str, int], str]) -> tuple[list,
     """With two or more positions none of which depends on a read at a position: the
     statements the positions need, in order, and the positions (checked together before any
     read, ``_checked_together``). Otherwise nothing: each position is checked where it is."""
-    positions = [(stmt, point) for stmt, point in entries if isinstance(stmt, Position)]
+    positions = [entry for entry in entries if isinstance(entry[0], Position)]
     if len(positions) < 2:
         return [], []
-    defined = {resolve(stmt.name, point[0] if point else 0): (stmt, point)
-               for stmt, point in entries}
-    needed: list = []
-    pending = [resolve(stmt.value, point[0] if point else 0) for stmt, point in positions]
+    defined = {resolve(stmt.name, _element(point)): (stmt, point) for stmt, point in entries}
+    needed: set[str] = set()
+    pending = [resolve(stmt.value, _element(point)) for stmt, point in positions]
     while pending:
-        entry = defined.get(pending.pop())
-        if entry is None or any(entry[0] is stmt and entry[1] == point
-                                for stmt, point in needed):
+        name = pending.pop()
+        if name in needed or name not in defined:
             continue
-        stmt, point = entry
-        e = point[0] if point else 0
+        stmt, point = defined[name]
         if isinstance(stmt, Position) or (isinstance(stmt, Load) and stmt.access.positions):
             return [], []
-        needed.append(entry)
+        needed.add(name)
         if isinstance(stmt, Compute):
-            pending.extend(resolve(a, e) for a in stmt.args)
-    head = [entry for entry in entries if any(entry[0] is stmt and entry[1] == point
-                                              for stmt, point in needed)]
+            pending.extend(resolve(a, _element(point)) for a in stmt.args)
+    head = [entry for entry in entries if resolve(entry[0].name, _element(entry[1])) in needed]
     return head, positions
+
+
+def _element(point: tuple[int, tuple[int, ...]] | None) -> int:
+    """The element number of an entry's point (0 for a statement written once)."""
+    return point[0] if point is not None else 0
 
 
 def _checked_together(positions, resolve: Callable[[str, int], str],
@@ -267,7 +269,7 @@ def _checked_together(positions, resolve: Callable[[str, int], str],
     negative: one call site that may raise instead of one per position."""
     names, extents, lines = [], [], []
     for stmt, point in positions:
-        e = point[0] if point else 0
+        e = _element(point)
         name = resolve(stmt.name, e)
         names.append(name)
         extents.append(params.slot(stmt.extent))
@@ -286,7 +288,7 @@ def _live(entries, results: set[str], resolve: Callable[[str, int], str],
     (folded or aliased); a ``Position`` is always needed: it raises NumPy's ``IndexError``."""
     live = set(results)
     for stmt, point in reversed(entries):
-        e = point[0] if point is not None else 0
+        e = _element(point)
         name = _named(stmt.name, e, varying)
         if name in settled or not (isinstance(stmt, Position) or name in live):
             continue
