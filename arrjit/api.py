@@ -78,6 +78,11 @@ class _Entry:
 _all_jitted: "weakref.WeakSet[Jitted]" = weakref.WeakSet()
 
 
+# The most ways of passing keywords (positional count and keyword names) a jitted function
+# keeps a generated hot path for; other calls with keywords take the general path.
+MAX_KEYWORD_HITS = 8
+
+
 class Jitted(ArgumentBinding):
     """A function compiled per signature. Create with :func:`jit`."""
 
@@ -103,19 +108,32 @@ class Jitted(ArgumentBinding):
         # positional parameters, else the count of the first call without keywords
         self._fast_count = self._fast_arity
         self._fast_hit = hotpath.make_fast_hit(self, self._fast_count)
+        # and per (positional count, keyword names) of calls with keywords, made on the first
+        self._keyword_hits: dict[tuple, Callable | None] = {}
         _all_jitted.add(self)
 
     # -- the call path --------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if self._fast_hit is not None and not kwargs and len(args) == self._fast_count:
-            out = self._fast_hit(args)
-            if out is not hotpath.NOT_FAST:
-                return out
+        if not kwargs:
+            if self._fast_hit is not None and len(args) == self._fast_count:
+                out = self._fast_hit(args)
+                if out is not hotpath.NOT_FAST:
+                    return out
+        else:
+            keyword_hit = self._keyword_hits.get((len(args), *kwargs))
+            if keyword_hit is not None:
+                out = keyword_hit(args + tuple(kwargs.values()))
+                if out is not hotpath.NOT_FAST:
+                    return out
         if current_trace() is not None:
             return self._fun(*args, **kwargs)  # jit inside jit: trace through
         if not kwargs and self._fast_count < 0:
             self._fast_count = len(args)
             self._fast_hit = hotpath.make_fast_hit(self, self._fast_count)
+        elif kwargs and len(self._keyword_hits) < MAX_KEYWORD_HITS:
+            call = (len(args), *kwargs)
+            if call not in self._keyword_hits:
+                self._keyword_hits[call] = hotpath.make_fast_hit(self, len(args), tuple(kwargs))
         values = args if (not kwargs and len(args) == self._fast_arity) else self._bind(args,
                                                                                           kwargs)
         key, leaves = self._key(values)

@@ -24,10 +24,12 @@ if TYPE_CHECKING:
 NOT_FAST = object()
 
 
-def make_fast_hit(jitted: "Jitted", count: int) -> Callable | None:
-    """The generated hot path of ``jitted`` for calls of ``count`` positional arguments and no
-    keywords, or None where the general path must take every such call (``count`` outside
-    1-16, arguments the signature does not bind, a default that is an array).
+def make_fast_hit(jitted: "Jitted", count: int,
+                  keywords: tuple[str, ...] = ()) -> Callable | None:
+    """The generated hot path of ``jitted`` for calls of ``count`` positional arguments and
+    the keyword arguments ``keywords`` (in that order), or None where the general path must
+    take every such call (more than 16 arguments, arguments the signature does not bind, a
+    default that is an array). It takes the positional values followed by the keywords'.
 
     Each argument keys as the general path keys it (``Jitted._key``): an array by dtype, shape
     and layout flags; a Python or NumPy scalar by its type (``signature.SCALAR_KEYS``), and it
@@ -39,10 +41,10 @@ def make_fast_hit(jitted: "Jitted", count: int) -> Callable | None:
     with an equal key (compared, not hashed) skips the lookup and the LRU move: the entry is
     already the most recent one, since every other use of the cache empties the memo
     (``Jitted._forget_fast_hit``)."""
-    layout = _call_layout(jitted, count)
+    layout = _call_layout(jitted, count, keywords)
     if layout is None:
         return None
-    names = [f"a{k}" for k in range(count)]
+    names = [f"a{k}" for k in range(count + len(keywords))]
     static = jitted._static_positions
     namespace: dict = {"ndarray": np.ndarray, "get": jitted._cache.get, "jitted": jitted,
                        "move_to_end": jitted._cache.move_to_end, "unflatten": unflatten,
@@ -106,15 +108,15 @@ class _Varargs:
         self.positions, self.tree = positions, tree
 
 
-def _call_layout(jitted: "Jitted", count: int) -> list | None:
-    """Per parameter of ``jitted``, where a call of ``count`` positional arguments puts its
-    value: an argument's position, ``_Varargs`` or ``_Constant``; None when the hot path
-    cannot key such calls."""
-    if not 0 < count <= MAX_FAST_ARGUMENTS:
+def _call_layout(jitted: "Jitted", count: int, keywords: tuple[str, ...]) -> list | None:
+    """Per parameter of ``jitted``, where a call of ``count`` positional arguments and the
+    ``keywords`` puts its value: an argument's position (the keywords' after the positional
+    ones), ``_Varargs`` or ``_Constant``; None when the hot path cannot key such calls."""
+    if not 0 < count + len(keywords) <= MAX_FAST_ARGUMENTS:
         return None
-    marks = tuple(_Mark() for _ in range(count))
+    marks = tuple(_Mark() for _ in range(count + len(keywords)))
     try:
-        bound = jitted._bind(marks, {})
+        bound = jitted._bind(marks[:count], dict(zip(keywords, marks[count:])))
     except TypeError:
         return None
     position = {id(m): k for k, m in enumerate(marks)}

@@ -414,6 +414,38 @@ def test_the_hot_path_serves_varargs_and_defaults_keyed_as_the_general_path():
     assert_same(h(x, 4), x * 4 + 2)                                # another count
 
 
+def test_calls_with_keywords_get_a_hot_path_per_way_of_passing_them():
+    """Calls with keyword arguments get a generated hot path per positional count and keyword
+    names, made on the first such call: a static keyword keys by type and value, an array
+    keyword as an argument; the same keywords in another order get a hot path of their own
+    onto the same entries; unknown keywords take the general path, which reports them."""
+    def norm(x, scale, *, eps=1e-5, shift=0.0):
+        return x * scale / (x.sum() + eps) + shift
+
+    f = arrjit.jit(norm, static_argnames=("eps",))
+    x, scale = np.arange(1.0, 5.0), np.full(4, 2.0)
+    want = lambda x, scale, eps=1e-5, shift=0.0: x * scale / (x.sum() + eps) + shift  # noqa
+    assert_same(f(x, scale, eps=0.5), want(x, scale, eps=0.5))        # makes the hot path
+    (hit,) = [h for h in f._keyword_hits.values()]
+    not_fast = hit.__globals__["NOT_FAST"]
+    assert_same(hit((x + 1, scale, 0.5)), want(x + 1, scale, eps=0.5))
+    assert hit((x, scale, 0.25)) is not_fast                # another static value
+    assert_same(f(x, scale, eps=0.25), want(x, scale, eps=0.25))
+    assert hit((x, scale, 0.25)) is not not_fast
+    traces = f.cache_info().traces
+    assert_same(f(x, scale, shift=np.ones(4), eps=0.5), want(x, scale, 0.5, np.ones(4)))
+    assert_same(f(x, scale, eps=0.5, shift=np.ones(4)), want(x, scale, 0.5, np.ones(4)))
+    assert len(f._keyword_hits) == 3
+    hits = f.cache_info().hits
+    assert_same(f(x, scale, eps=0.5, shift=np.zeros(4)), want(x, scale, 0.5, np.zeros(4)))
+    assert f.cache_info().hits == hits + 1
+    assert f.cache_info().traces == traces + 1    # both orders key one entry, as bound
+    with pytest.raises(TypeError, match="scal"):
+        f(x, scal=scale)
+    with pytest.raises(TypeError, match="scal"):
+        f(x, scal=scale)
+
+
 def test_the_hot_path_leaves_array_defaults_to_the_general_path():
     """A default that is an array is a leaf the hot path does not pass: such calls take the
     general path, with the same answers."""
