@@ -10,7 +10,7 @@ array([3., 3.])
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -94,18 +94,17 @@ def make_fast_hit(jitted: "Jitted", count: int,
 _SCALAR_LEAF_KEYS = {t: key[1][0] for t, key in SCALAR_KEYS.items()}
 
 
-class _Constant:
+class _Constant(NamedTuple):
     """A parameter the call does not reach (a default, ``**kwargs``): its key part."""
 
-    def __init__(self, part: Any):
-        self.part = part
+    part: Any
 
 
-class _Varargs:
+class _Varargs(NamedTuple):
     """``*args``: the call's arguments ``positions`` in a tuple keyed by ``tree``."""
 
-    def __init__(self, positions: list[int], tree: Any):
-        self.positions, self.tree = positions, tree
+    positions: list[int]
+    tree: Any
 
 
 def _call_layout(jitted: "Jitted", count: int, keywords: tuple[str, ...]) -> list | None:
@@ -120,36 +119,34 @@ def _call_layout(jitted: "Jitted", count: int, keywords: tuple[str, ...]) -> lis
     except TypeError:
         return None
     position = {id(m): k for k, m in enumerate(marks)}
+    static = jitted._static_positions
     example = np.empty(0)
+    # the binding with each argument an example leaf (a static one hashable), keyed as the
+    # general path keys it: the parts of the parameters no argument reaches are constants
+    reached: list[int | list[int] | None] = []
     values: list = []
-    layout: list = []
     for k, v in enumerate(bound):
         if type(v) is _Mark:
-            layout.append(position[id(v)])
-            values.append(0 if k in jitted._static_positions else example)
+            reached.append(position[id(v)])
+            values.append(0 if k in static else example)
         elif type(v) is tuple and v and all(type(m) is _Mark for m in v):
-            if k in jitted._static_positions:
+            if k in static:    # a static ``*args``: keyed by its values
                 return None
-            layout.append(_Varargs([position[id(m)] for m in v], None))
+            reached.append([position[id(m)] for m in v])
             values.append(tuple(example for _ in v))
         else:
-            layout.append(_Constant(None))
+            reached.append(None)
             values.append(v)
     try:
         parts, leaves = jitted._key(values)
     except (TypeError, NonHashableStaticArgError):   # the general path reports it
         return None
-    reached = sum(len(s.positions) if isinstance(s, _Varargs) else 1
-                  for k, s in enumerate(layout)
-                  if not isinstance(s, _Constant) and k not in jitted._static_positions)
-    if len(leaves) != reached:    # a default that is a leaf (an array) joins the leaves
+    arguments = sum(len(r) if isinstance(r, list) else 1 for k, r in enumerate(reached)
+                    if r is not None and k not in static)
+    if len(leaves) != arguments:    # a default that is a leaf (an array) joins the leaves
         return None
-    for slot, part in zip(layout, parts):
-        if isinstance(slot, _Varargs):
-            slot.tree = part[0]
-        elif isinstance(slot, _Constant):
-            slot.part = part
-    return layout
+    return [_Constant(part) if r is None else _Varargs(r, part[0]) if isinstance(r, list)
+            else r for r, part in zip(reached, parts)]
 
 
 class _Mark:

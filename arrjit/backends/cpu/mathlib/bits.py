@@ -87,11 +87,16 @@ def _index_pair(index, extent) -> bool:
     return isinstance(index, types.Integer) and isinstance(extent, types.Integer)
 
 
-def _as_int64(context, builder, value, ty):
-    """A signed index as an int64; an unsigned one zero-extended (compared unsigned)."""
-    if ty.signed:
-        return context.cast(builder, value, ty, types.int64)
-    return builder.zext(value, ir.IntType(64)) if ty.bitwidth < 64 else value
+def _index_operands(context, builder, signature, args):
+    """An intrinsic's ``(index, extent)`` as int64 values: a signed index cast, an unsigned
+    one zero-extended (compared unsigned); and whether the index is signed."""
+    (ti, tn), (i, n) = signature.args, args
+    n = context.cast(builder, n, tn, types.int64)
+    if ti.signed:
+        i = context.cast(builder, i, ti, types.int64)
+    elif ti.bitwidth < 64:
+        i = builder.zext(i, ir.IntType(64))
+    return i, n, ti.signed
 
 
 @intrinsic
@@ -103,10 +108,8 @@ def outside(typingctx, index, extent):
         return None
 
     def codegen(context, builder, signature, args):
-        (ti, tn), (i, n) = signature.args, args
-        n = context.cast(builder, n, tn, types.int64)
-        i = _as_int64(context, builder, i, ti)
-        if not ti.signed:
+        i, n, signed = _index_operands(context, builder, signature, args)
+        if not signed:
             return builder.icmp_unsigned(">=", i, n)
         below = builder.icmp_signed("<", i, builder.neg(n))
         return builder.or_(below, builder.icmp_signed(">=", i, n))
@@ -121,10 +124,8 @@ def wrapped(typingctx, index, extent):
         return None
 
     def codegen(context, builder, signature, args):
-        (ti, tn), (i, n) = signature.args, args
-        n = context.cast(builder, n, tn, types.int64)
-        i = _as_int64(context, builder, i, ti)
-        if not ti.signed:
+        i, n, signed = _index_operands(context, builder, signature, args)
+        if not signed:
             return i
         return builder.select(builder.icmp_signed("<", i, i.type(0)), builder.add(i, n), i)
     return types.int64(index, extent), codegen
@@ -275,7 +276,7 @@ def first_out_of_bounds(indices, axes, extents):
     before it reads at any of them tests them together and calls this once, on the error path:
     numba's passes spend their time on each call site that may raise."""
     for k in range(len(indices)):
-        if indices[k] < -extents[k] or indices[k] >= extents[k]:
+        if outside(indices[k], extents[k]):
             out_of_bounds(indices[k], axes[k], extents[k])
 
 
