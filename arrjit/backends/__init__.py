@@ -35,7 +35,7 @@ class Backend(Protocol):
     """What a target provides."""
 
     name: str
-    reads_positions: bool   # kernels read at run-time positions (``x[i]``, traced ``i``)
+    reads_positions: bool   # kernels index at run-time positions (``x[i]``, ``y.at[i]``)
 
     def unavailable_reason(self) -> str | None:
         """Why this target cannot run in this process (and how to fix it), or None."""

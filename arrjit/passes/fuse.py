@@ -40,7 +40,7 @@ class _Fuser:
         self.call_views: dict[Var, tuple] = {}   # a call's output -> ``LibraryCall.views``
         self.readers = reader_counts(graph)
         self.regions: dict[Var, Region] = find_regions(graph, self.producer, self.readers,
-                                                       CALLS)
+                                                       CALLS, positions)
         # roots the regions fill entirely (no nest writes them), reshapes they store unshaped
         self.unfilled = unfilled_roots(graph, self.producer, self.regions)
         self.unshaped = reshapes_stored_as_regions(graph, self.regions)
@@ -64,6 +64,8 @@ class _Fuser:
                 self.stored.add(n.out)
             elif n.out in self.regions:
                 self.stored.update((n.out, n.inputs[0]))
+                # run-time positions are read from buffers, as a positioned view's are
+                self.stored.update(index for _, index, _ in self.regions[n.out].positions)
             elif n.out in self.positioned:
                 # a view of positions: they (a window's start) are read from buffers
                 self.stored.update(v for v, _ in self.positioned[n.out].values())
@@ -181,6 +183,7 @@ class _Fuser:
         buffer: updates at one level run in one nest or in any order."""
         v = region.updates
         deps = [v] if v in self.stored else [d for d, _ in self._stored_dependencies(v)]
+        deps += [index for _, index, _ in region.positions]
         return self._claim(region, max([level[d] + 1 for d in deps] +
                                        [self._after_base(region, level)]))
 

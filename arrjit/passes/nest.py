@@ -156,12 +156,25 @@ class NestBuilder:
         v, zero = region.updates, Affine(0, (0,) * self.nloops)
         name = self.value(v, broadcast_map(v.shape, self.domain, self.identity, zero),
                           flat=False)
+        access = self._region_access(region)
         combine_op = MODE_OPS[region.mode]
         if combine_op is not None:
-            old = self._emit(Load(self._fresh(), buffer, region.access, own_output=True))
+            old = self._emit(Load(self._fresh(), buffer, access, own_output=True))
             name = self._emit(Compute(self._fresh(), combine_op, (old, name), v.dtype,
                                       (v.dtype, v.dtype), ()))
-        return Store(buffer, name, region.access)
+        return Store(buffer, name, access)
+
+    def _region_access(self, region: Region) -> Affine:
+        """Where ``region`` lies in its buffer: its access plus its run-time positions, each
+        a ``Position`` of its axis (checked and counted from the end as NumPy does)."""
+        if not region.positions:
+            return region.access
+        shape = region.base.shape
+        strides = c_strides(shape)
+        terms = tuple((self._position(index, shape[axis], axis), strides[axis])
+                      for axis, index, _ in region.positions)
+        a = region.access
+        return Affine(a.offset, a.coefs, True, a.wraps, a.positions + terms)
 
     def _early_stores(self, writes: list[Var]) -> dict[Var, Var]:
         """Costly values needed by a reduction and again, at the same index, by a later
@@ -287,14 +300,17 @@ class NestBuilder:
     def _positions(self, node: Node) -> dict[int, tuple[str, int | None]]:
         """Per indexed axis of a positioned gather, its ``Position`` (one per index value,
         extent and axis in the kernel) and a window's first offset (``gather_positions``)."""
-        names = {}
-        for axis, (index, first) in self.positioned[node.out].items():
-            value = self.value(index, (), False)
-            key = (value, node.inputs[0].shape[axis], axis)
-            if key not in self.positions:
-                self.positions[key] = self._emit(Position(self._fresh(), value, key[1], axis))
-            names[axis] = (self.positions[key], first)
-        return names
+        return {axis: (self._position(index, node.inputs[0].shape[axis], axis), first)
+                for axis, (index, first) in self.positioned[node.out].items()}
+
+    def _position(self, index: Var, extent: int, axis: int) -> str:
+        """The ``Position`` of the 0-d integer ``index`` on an axis of ``extent``: one per
+        index value, extent and axis in the kernel."""
+        value = self.value(index, (), False)
+        key = (value, extent, axis)
+        if key not in self.positions:
+            self.positions[key] = self._emit(Position(self._fresh(), value, extent, axis))
+        return self.positions[key]
 
     def _emit(self, stmt: Stmt, stage: int | None = None) -> str:
         self.stmts.append(stmt)

@@ -1,5 +1,6 @@
 """Region updates: ``x.at[ints and slices].set(v)`` (or ``add``, ``multiply``, ``min``,
-``max``) fused into a loop nest as a store.
+``max``) fused into a loop nest as a store; on targets whose kernels index at run-time
+positions also ``x.at[i, :]`` with a traced ``i`` and ``dynamic_update_slice`` windows.
 
 Such an update writes a rectangular region of ``x``. A loop nest over the region's shape can
 compute ``v`` there and store it through the region's affine map straight into ``x``'s buffer:
@@ -17,6 +18,7 @@ are disjoint (``disjoint``).
 """
 from __future__ import annotations
 
+import math
 import operator
 from collections import Counter
 from dataclasses import dataclass
@@ -27,6 +29,7 @@ from numpy.lib.stride_tricks import as_strided
 from ..core.ir import REDUCTIONS, Graph, Node, Op, Var
 from ..core.library import build_index, is_array_item
 from .kernel import Affine, c_strides
+from .views import Positions, index_positions
 
 # the combining op of each scatter mode (None: the update replaces the old value)
 MODE_OPS: dict[str, Op | None] = {"set": None, "add": Op.ADD, "multiply": Op.MUL,
@@ -49,6 +52,10 @@ class Region:
     shape: tuple[int, ...]       # the region's shape: the loop domain of its nest
     access: Affine               # flat position in the buffer, over the region's loops
     axes: tuple[range, ...]      # the positions the region covers along each axis of x
+    # run-time positions (``x.at[i, :]``, ``dynamic_update_slice``): per indexed axis, the
+    # 0-d integer and a window's first offset (``views.index_positions``); ``access`` holds
+    # the rest of the offset, ``axes`` the whole axis there (the region may be anywhere on it)
+    positions: tuple[tuple[int, Var, int | None], ...] = ()
 
 
 def place(shape: tuple[int, ...], template: tuple
@@ -143,6 +150,7 @@ def placeable_reductions(graph: Graph, producer: dict[Var, Node], readers: Count
         v = region.updates
         node = producer.get(v)
         if (node is not None and node.op in REDUCTIONS and region.mode == "set"
+                and not region.positions
                 and v.shape == region.shape and readers[v] == 1 and v not in outputs):
             found[v] = region
     return found
@@ -154,17 +162,25 @@ def reader_counts(graph: Graph) -> Counter[Var]:
 
 
 def find_regions(graph: Graph, producer: dict[Var, Node], readers: Counter[Var],
-                 calls: frozenset[Op]) -> dict[Var, Region]:
+                 calls: frozenset[Op], positions: bool = False) -> dict[Var, Region]:
     """The scatters of ``graph`` that can run as region stores, by result. Where the update
     is a reshape (read by nothing else) of a value ``u`` and the region is one run of the
     buffer, the region is taken in ``u``'s shape and stores ``u``: a reshape that merges a
-    broadcast axis (``repeat``) is not an index map, a run of a buffer in another shape is."""
+    broadcast axis (``repeat``) is not an index map, a run of a buffer in another shape is.
+    ``positions``: the target's kernels index at run-time positions, so a scatter at 0-d
+    positions or one window among slices is a region too (``Region.positions``)."""
     outputs = set(graph.outputs)
     regions: dict[Var, Region] = {}
     for n in graph.nodes:
-        if n.op is not Op.SCATTER or n.param["mode"] not in MODE_OPS or len(n.inputs) != 2:
+        if n.op is not Op.SCATTER or n.param["mode"] not in MODE_OPS:
             continue
-        x, updates = n.inputs
+        x, updates = n.inputs[0], n.inputs[-1]
+        template, found = tuple(n.param["index"]), None
+        if len(n.inputs) != 2:
+            found = index_positions(n, producer) if positions else None
+            if found is None:
+                continue
+            template = _static_template(template, found, n.inputs)
         if readers[x] != 1 or x in outputs:
             continue
         if x in regions:
@@ -173,18 +189,37 @@ def find_regions(graph: Graph, producer: dict[Var, Node], readers: Counter[Var],
             root = x
         else:
             continue
-        placed = place(x.shape, tuple(n.param["index"]))
+        placed = place(x.shape, template)
         if placed is None:
             continue
         shape, access, axes = placed
+        held: tuple[tuple[int, Var, int | None], ...] = ()
+        if found is not None:
+            held = tuple((axis, index, first) for axis, (index, first) in sorted(found.items()))
+            axes = tuple(range(n_axis) if axis in found else r
+                         for axis, (r, n_axis) in enumerate(zip(axes, x.shape)))
         source = producer.get(updates)
         if (source is not None and source.op is Op.RESHAPE and readers[updates] == 1
                 and updates not in outputs and updates.shape == shape
                 and access.coefs == c_strides(shape) and not access.wraps):
             updates, shape = source.inputs[0], source.inputs[0].shape
             access = Affine(access.offset, c_strides(shape), access.shifted)
-        regions[n.out] = Region(x, root, updates, n.param["mode"], shape, access, axes)
+        regions[n.out] = Region(x, root, updates, n.param["mode"], shape, access, axes, held)
     return regions
+
+
+def _static_template(template: tuple, found: Positions, operands: tuple[Var, ...]) -> tuple:
+    """``template`` with each run-time position at 0 (a window: its static run from its first
+    offset), so that ``place`` gives the region's shape and the rest of its offset."""
+    out = []
+    for axis, item in enumerate(template):
+        if axis not in found:
+            out.append(item)
+            continue
+        first = found[axis][1]
+        length = math.prod(operands[1 + item[1]].shape)    # a window's vector or factor
+        out.append(0 if first is None else ("slice", first, first + length, None))
+    return tuple(out)
 
 
 def reshapes_stored_as_regions(graph: Graph, regions: dict[Var, Region]) -> set[Var]:
@@ -207,7 +242,8 @@ def unfilled_roots(graph: Graph, producer: dict[Var, Node],
         if node is None or node.op is not Op.BROADCAST or node.inputs[0].ndim != 0:
             continue
         fill = producer.get(node.inputs[0])
-        if fill is None or fill.op is not Op.CONST or any(r.mode != "set" for r in chain):
+        if (fill is None or fill.op is not Op.CONST
+                or any(r.mode != "set" or r.positions for r in chain)):
             continue
         if sum(int(np.prod(r.shape)) for r in chain) != root.aval.size:
             continue

@@ -78,25 +78,49 @@ def gather_positions(node: Node, producer: dict[Var, Node]) -> Positions | None:
     window is the only indexed axis (NumPy keeps its axis in place then). Such a gather is a
     view whose index map holds the positions (``gather_map``), fused like the other views
     rather than called."""
-    if node.op is not Op.GATHER or len(node.param["index"]) > node.inputs[0].ndim:
+    return index_positions(node, producer) if node.op is Op.GATHER else None
+
+
+def index_positions(node: Node, producer: dict[Var, Node]) -> Positions | None:
+    """``gather_positions`` for the index of a gather or a scatter (``x.at[i, :].set(v)``,
+    ``dynamic_update_slice``): its operands after ``x`` are the index arrays. Windows along
+    several axes are taken where every item is one, arranged as an outer product
+    (``numpy.ix_``: each a reshaped window along its own axis), so the result is the
+    window's shape in order."""
+    template = node.param["index"]
+    if len(template) > node.inputs[0].ndim:
         return None
     found: Positions = {}
-    windows = 0
-    for axis, item in enumerate(node.param["index"]):
-        if is_array_item(item):
-            index = node.inputs[1 + item[1]]
-            if index.ndim == 0 and index.dtype.kind in "iu":
-                found[axis] = (index, None)
-            elif (window := window_start(index, node.inputs[0].shape[axis], producer)):
-                found[axis] = window
-                windows += 1
-            else:
-                return None
-        elif not (isinstance(item, tuple) and item and item[0] == "slice"):
-            return None        # static integers, None and Ellipsis: NumPy's layout rules
-    if not found or (windows and len(found) > 1):
+    lone, outer = 0, 0          # windows as 1-d vectors, windows as outer-product factors
+    for axis, item in enumerate(template):
+        if not is_array_item(item):
+            if not (isinstance(item, tuple) and item and item[0] == "slice"):
+                return None    # static integers, None and Ellipsis: NumPy's layout rules
+            continue
+        index, extent = node.inputs[1 + item[1]], node.inputs[0].shape[axis]
+        if index.ndim == 0 and index.dtype.kind in "iu":
+            found[axis] = (index, None)
+        elif index.ndim == 1 and (window := window_start(index, extent, producer)):
+            found[axis], lone = window, lone + 1
+        elif (factor := _outer_factor(index, axis, len(template), producer)) is not None and (
+                window := window_start(factor, extent, producer)):
+            found[axis], outer = window, outer + 1
+        else:
+            return None
+    if not found or (lone and len(found) > 1) or (outer and outer != len(template)):
         return None
     return found
+
+
+def _outer_factor(index: Var, axis: int, ndim: int, producer: dict[Var, Node]) -> Var | None:
+    """The 1-d vector that ``index`` reshapes to lie along ``axis`` of ``ndim`` (one factor of
+    an outer-product index), else None."""
+    node = producer.get(index)
+    if (node is None or node.op is not Op.RESHAPE or index.ndim != ndim
+            or any(n != 1 for k, n in enumerate(index.shape) if k != axis)):
+        return None
+    vector = node.inputs[0]
+    return vector if vector.ndim == 1 else None
 
 
 def gather_map(node: Node, imap: IndexMap, zero: Affine,
