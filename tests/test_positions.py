@@ -163,3 +163,21 @@ def test_unsigned_and_narrow_positions_of_a_native_scatter_follow_numpy(dtype, s
     else:
         with pytest.raises(IndexError, match=numpy_error):
             f(np.zeros(5), k0)
+
+
+def test_an_index_error_raised_while_another_is_handled_is_numpys():
+    """Inside an ``except`` block CPython builds a raised error at once and chains it to the
+    one being handled; the error compiled code raises stays NumPy's ``IndexError``."""
+    x = np.arange(5.0)
+    kernel = arrjit.jit(lambda x, i: x[i] * 2.0)
+    loop = arrjit.jit(lambda x: lax.fori_loop(0, 5, lambda i, acc: acc.at[i].add(x[i + 1]),
+                                              anp.zeros(5)))
+    try:
+        raise KeyError("handled")
+    except KeyError:
+        for call, index in ((lambda: kernel(x, 7), 7), (lambda: loop(x), 5)):
+            with pytest.raises(IndexError, match=f"index {index} is out of bounds for axis 0 "
+                                                 "with size 5") as raised:
+                call()
+            assert type(raised.value) is IndexError
+            assert isinstance(raised.value.__context__, KeyError)

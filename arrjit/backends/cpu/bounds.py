@@ -12,5 +12,11 @@ class OutOfBounds(IndexError):
     IndexError('index 5 is out of bounds for axis 0 with size 3')
     """
 
-    def __new__(cls, index: int, axis: int, size: int) -> IndexError:  # type: ignore[misc]
+    def __new__(cls, *numbers: int | IndexError) -> IndexError:  # type: ignore[misc]
+        # Raised while another exception is handled, CPython builds the error at once and
+        # then, finding an IndexError rather than an OutOfBounds, calls the class again with
+        # that error as its one argument: it is the error already built.
+        if len(numbers) == 1 and isinstance(numbers[0], IndexError):
+            return numbers[0]
+        index, axis, size = numbers
         return IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
