@@ -45,6 +45,7 @@ class LibraryStep:
     in_place_donor: int = -1
     in_perms: tuple[tuple[int, ...] | None, ...] = ()
     in_place_temporary: bool = False   # a scatter into a computed value nothing else reads
+    in_range: tuple[int, ...] = ()     # axes at 0-d positions known in range (``LibraryCall``)
 
     @property
     def in_place(self) -> bool:
@@ -176,7 +177,8 @@ def build_plan(lowered: Lowered, *, donate: Sequence[int] = (),
         else:
             steps.append(LibraryStep(node, ins, tuple(slot[v] for v in node.outs),
                                      donations.scatters.get(k, -1),
-                                     fused_step.perms, k in in_place))
+                                     fused_step.perms, k in in_place,
+                                     fused_step.in_range))
 
     outputs: list[PlanOutput] = []
     for v in graph.outputs:

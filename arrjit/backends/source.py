@@ -99,8 +99,16 @@ def position_lines(stmt: Position, slot: Callable[[int], str]) -> list[str]:
     v1 = np.int64(v0)
     if _M.outside(v1, p0): _M.out_of_bounds(v1, 1, p0)
     v1 = _M.wrapped(v1, p0)
+
+    A position known to lie in its axis (``in_range``) is only converted:
+
+    >>> position_lines(Position("v1", "v0", 8, 1, in_range=True), lambda v: "p0")
+    ['v1 = np.int64(v0)']
     """
-    i, n = stmt.name, slot(stmt.extent)
+    i = stmt.name
+    if stmt.in_range:
+        return [f"{i} = np.int64({stmt.value})"]
+    n = slot(stmt.extent)
     return [f"{i} = np.int64({stmt.value})",
             f"if _M.outside({i}, {n}): _M.out_of_bounds({i}, {stmt.axis}, {n})",
             f"{i} = _M.wrapped({i}, {n})"]

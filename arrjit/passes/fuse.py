@@ -13,11 +13,15 @@ broadcast would otherwise recompute many times, and cuts in over-long chains (``
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 from ..core.ir import (CONTROL_FLOW, ELEMENTWISE, LIBRARY_CALLS, REDUCTIONS, VIEWS, Graph, Node,
                        Op, Var)
+from ..core.library import is_array_item
 from ..core.rules import COSTLY
 from .kernel import LibraryCall, Partition, Step
 from .nest import NestBuilder
+from .ranges import UNKNOWN, Bounds
 from .regions import (MAX_REGION_STORES, Region, disjoint, find_regions, output_views,
                       placeable_reductions, reader_counts, reshapes_stored_as_regions,
                       unfilled_roots)
@@ -29,8 +33,10 @@ CALLS = LIBRARY_CALLS | CONTROL_FLOW  # steps run outside fused loop nests
 
 
 class _Fuser:
-    def __init__(self, graph: Graph, views_out: bool = True, positions: bool = False):
+    def __init__(self, graph: Graph, views_out: bool = True, positions: bool = False,
+                 bounds: Mapping[Var, Bounds] | None = None):
         self.graph = graph
+        self.bounds = bounds
         self.producer = {v: n for n in graph.nodes for v in n.outs}
         # gathers at run-time positions that fuse as views, by result, with their positions
         self.positioned: dict[Var, Positions] = {
@@ -324,16 +330,31 @@ class _Fuser:
                 groups.setdefault(keys[v], []).append(v)
         steps: list[tuple[int, int, Step]] = []
         for lv, node in library:
-            steps.append((lv, 0, LibraryCall(node, self.call_views.get(node.out, ()))))
+            steps.append((lv, 0, LibraryCall(node, self.call_views.get(node.out, ()),
+                                             self._in_range(node))))
         for key, members in groups.items():
             domain = key[2] if key[1] == "row" else None
             builder = NestBuilder(self.producer, self.stored, self.stage, members, domain,
-                                  self.regions, self.placed, self.positioned, self.unfilled)
+                                  self.regions, self.placed, self.positioned, self.unfilled,
+                                  self.bounds)
             steps.append((key[0], 1, builder.build()))
         steps.sort(key=lambda item: (item[0], item[1]))
         aliases = ({v: r.root for v, r in self.regions.items()} |
                    {v: r.root for v, r in self.placed.items()} | self.views)
         return Partition(tuple(s for _, _, s in steps), frozenset(self.stored), aliases)
+
+    def _in_range(self, n: Node) -> tuple[int, ...]:
+        """The axes a gather or scatter ``n`` indexes at a 0-d position within the axis."""
+        if n.op not in (Op.GATHER, Op.SCATTER) or not self.bounds:
+            return ()
+        found = []
+        for axis, item in enumerate(n.param["index"]):
+            index = n.inputs[1 + item[1]] if is_array_item(item) else None
+            if index is not None and index.ndim == 0:
+                low, high = self.bounds.get(index, UNKNOWN)
+                if 0 <= low and high < n.inputs[0].shape[axis]:
+                    found.append(axis)
+        return tuple(found)
 
     def _in_nest(self, n: Node) -> bool:
         """Whether ``n``'s value, where stored, is written by a loop nest rather than by a
@@ -353,9 +374,11 @@ def _row_domain(node: Node) -> tuple[tuple[int, ...], int] | None:
     return None
 
 
-def partition(graph: Graph, views_out: bool = True, positions: bool = False) -> Partition:
+def partition(graph: Graph, views_out: bool = True, positions: bool = False,
+              bounds: Mapping[Var, Bounds] | None = None) -> Partition:
     """Split a simplified graph into ordered steps. ``views_out``: outputs may be views of
     other buffers (``regions.output_views``; not for loop bodies, whose outputs are the next
     iteration's buffers). ``positions``: gathers at run-time positions among slices are
-    views inside kernels (``views.gather_positions``), else library calls."""
-    return _Fuser(graph, views_out, positions).partition()
+    views inside kernels (``views.gather_positions``), else library calls. ``bounds``: of
+    integer values (``ranges.value_ranges``), for positions that need no check."""
+    return _Fuser(graph, views_out, positions, bounds).partition()

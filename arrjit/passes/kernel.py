@@ -133,12 +133,15 @@ class Reduce:
 class Position:
     """A run-time index into one axis, as NumPy takes one integer: ``value`` (a 0-d integer
     of the kernel) checked against the axis's ``extent`` (an ``IndexError`` naming ``axis``
-    when it is outside ``[-extent, extent)``), a negative one counted from the end."""
+    when it is outside ``[-extent, extent)``), a negative one counted from the end.
+    ``in_range``: the value's bounds (``passes.ranges``) lie in ``[0, extent)``, so there is
+    nothing to check or count."""
 
     name: str
     value: str
     extent: int
     axis: int
+    in_range: bool = False
 
 
 Stmt = Union[Load, Const, Compute, Position]
@@ -195,10 +198,12 @@ class LibraryCall:
     ``views`` (empty, or one entry per node input): an input that is a transpose of a stored
     value is read as ``numpy.transpose(base, perm)`` of that value's buffer, given here as
     ``(base, perm)``, rather than copied into a buffer of its own (BLAS takes transposed
-    operands as they are)."""
+    operands as they are). ``in_range``: the axes of a gather or scatter whose 0-d position
+    lies in range by its bounds (``passes.ranges``): a native rendering checks no other."""
 
     node: Node
     views: tuple[tuple[Var, tuple[int, ...]] | None, ...] = ()
+    in_range: tuple[int, ...] = ()
 
     @property
     def operands(self) -> tuple[Var, ...]:

@@ -14,12 +14,14 @@ never call back into an earlier stage.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 from ..config import config
-from ..core.ir import Graph, Node, Op
+from ..core.ir import Graph, Node, Op, Var
 from ..core.verify import verify
 from .fuse import partition
 from .kernel import LibraryCall, Partition
+from .ranges import Bounds, loop_entry, value_ranges
 from .simplify import simplify
 
 
@@ -41,20 +43,24 @@ class Lowered:
     loops: dict[int, LoweredLoop] = field(default_factory=dict)
 
 
-def lower(graph: Graph, loop_part: bool = False, positions: bool = False) -> Lowered:
+def lower(graph: Graph, loop_part: bool = False, positions: bool = False,
+          known: Mapping[Var, Bounds] | None = None) -> Lowered:
     """Simplify and fuse ``graph`` and, recursively, every loop's condition and body
     (``loop_part``). ``positions``: whether the target's kernels read at run-time positions
-    (``fuse.partition``)."""
+    (``fuse.partition``). ``known``: bounds of the graph's inputs (a loop body's counter),
+    from which the bounds of its integer values follow (``ranges``)."""
     if config.verify_ir:
         verify(graph)
     simple = simplify(graph)
     if config.verify_ir:
         verify(simple)
-    fused = partition(simple, views_out=not loop_part, positions=positions)
+    bounds = value_ranges(simple, known or {}) if positions else {}
+    fused = partition(simple, views_out=not loop_part, positions=positions, bounds=bounds)
     loops = {}
     for k, step in enumerate(fused.steps):
         if isinstance(step, LibraryCall) and step.node.op is Op.WHILE:
             p = step.node.param
-            loops[k] = LoweredLoop(step.node, lower(p["cond"], True, positions),
-                                   lower(p["body"], True, positions))
+            cond_known, body_known = loop_entry(step.node, bounds) if positions else ({}, {})
+            loops[k] = LoweredLoop(step.node, lower(p["cond"], True, positions, cond_known),
+                                   lower(p["body"], True, positions, body_known))
     return Lowered(simple, fused, loops)

@@ -16,6 +16,7 @@ from ..core.ir import ELEMENTWISE, REDUCTIONS, VIEWS, Node, Op, Var
 from ..core.rules import COSTLY, REDUCTION_RULES
 from .kernel import (Affine, Compute, Const, Kernel, Load, Position, Reduce, Stmt, Store,
                      c_strides, combine, identity_map, merge_loops)
+from .ranges import UNKNOWN, Bounds
 from .regions import MODE_OPS, Region
 from .views import (VIEW_MAPS, Positions, broadcast_map, gather_map, reshape_map,
                     same_ignoring_ones)
@@ -32,8 +33,10 @@ class NestBuilder:
                  regions: Mapping[Var, Region] | None = None,
                  placed: Mapping[Var, Region] | None = None,
                  positioned: Mapping[Var, Positions] | None = None,
-                 unfilled: frozenset[Var] | set[Var] = frozenset()):
+                 unfilled: frozenset[Var] | set[Var] = frozenset(),
+                 bounds: Mapping[Var, Bounds] | None = None):
         self.producer, self.stored, self.stage_of = producer, stored, stage
+        self.bounds = bounds or {}    # of integer values (``ranges.value_ranges``)
         self.unfilled = unfilled      # region roots no nest writes (``regions.unfilled_roots``)
         self.regions = regions or {}
         self.placed = placed or {}    # members stored into a region of another buffer
@@ -309,7 +312,9 @@ class NestBuilder:
         value = self.value(index, (), False)
         key = (value, extent, axis)
         if key not in self.positions:
-            self.positions[key] = self._emit(Position(self._fresh(), value, extent, axis))
+            low, high = self.bounds.get(index, UNKNOWN)
+            self.positions[key] = self._emit(Position(self._fresh(), value, extent, axis,
+                                                      0 <= low and high < extent))
         return self.positions[key]
 
     def _emit(self, stmt: Stmt, stage: int | None = None) -> str:

@@ -41,11 +41,12 @@ INLINED_INTO_WORKER = ', inline="always"'
 
 
 def may_raise(kernel: Kernel) -> bool:
-    """Whether running ``kernel`` can raise: it checks an index at run time (``Position``),
-    raises an integer to a power (a negative exponent is NumPy's ``ValueError``) or computes
-    with complex numbers (numba's own complex functions raise on some zeros)."""
+    """Whether running ``kernel`` can raise: it checks an index at run time (a ``Position``
+    not known in range), raises an integer to a power (a negative exponent is NumPy's
+    ``ValueError``) or computes with complex numbers (numba's own complex functions raise on
+    some zeros)."""
     for stmt in kernel.stmts:
-        if isinstance(stmt, Position):
+        if isinstance(stmt, Position) and not stmt.in_range:
             return True
         if isinstance(stmt, Compute) and any(
                 d.kind == "c" or (stmt.op is Op.POW and d.kind == "i")

@@ -90,7 +90,7 @@ def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> Ren
         body = render_concatenate(avals, node.param["axis"])
     else:
         body = render_body(node.op, node.param["index"], avals, out,
-                           node.param.get("mode", "set"), in_place)
+                           node.param.get("mode", "set"), in_place, step.in_range)
     reads = ", ".join(f"r{k}" for k in range(len(avals)))
     name = f"{node.op.value}_{hashlib.sha256(body.encode()).hexdigest()[:16]}"
     writes = "" if returns else "w0, "
@@ -108,7 +108,8 @@ def _vector_axes(template: tuple, avals: Sequence[Aval]) -> list[int]:
 
 
 def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode: str,
-                in_place: bool) -> str:
+                in_place: bool, in_range: tuple[int, ...] = ()) -> str:
+    """The function's body; ``in_range``: axes whose 0-d position needs no check."""
     def scalar(k: int) -> str:   # the value of 0-d operand ``k`` (passed by value)
         return f"r{k}"
     lines: list[str] = []
@@ -126,8 +127,9 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
             items.append(i)
         else:
             i = f"i{axis}"
-            lines += [f"    {i} = {scalar(1 + item[1])}",
-                      *_normalised(i, axis, "    ")]
+            lines.append(f"    {i} = {scalar(1 + item[1])}")
+            if axis not in in_range:
+                lines += _normalised(i, axis, "    ")
             items.append(i)
     index = ", ".join(items) + ("," if len(items) == 1 else "")
     element = _element_offset(template, items, avals[0].ndim)

@@ -130,7 +130,7 @@ def render_register_kernel(kernel: Kernel,
     live = _live(entries, {n for names in results for n in names}, resolve,
                  set(folded) | set(aliases), varying)
     entries = [(stmt, point) for stmt, point in entries
-               if isinstance(stmt, Position)
+               if _checks(stmt)
                or _named(stmt.name, _element(point), varying) in live.difference(aliases)]
     head, checked = _positions_first(entries, resolve)
 
@@ -237,7 +237,7 @@ def _positions_first(entries, resolve: Callable[[str, int], str]) -> tuple[list,
     """With two or more positions none of which depends on a read at a position: the
     statements the positions need, in order, and the positions (checked together before any
     read, ``_checked_together``). Otherwise nothing: each position is checked where it is."""
-    positions = [entry for entry in entries if isinstance(entry[0], Position)]
+    positions = [entry for entry in entries if _checks(entry[0])]
     if len(positions) < 2:
         return [], []
     defined = {resolve(stmt.name, _element(point)): (stmt, point) for stmt, point in entries}
@@ -255,6 +255,11 @@ def _positions_first(entries, resolve: Callable[[str, int], str]) -> tuple[list,
             pending.extend(resolve(a, _element(point)) for a in stmt.args)
     head = [entry for entry in entries if resolve(entry[0].name, _element(entry[1])) in needed]
     return head, positions
+
+
+def _checks(stmt) -> bool:
+    """Whether ``stmt`` is a ``Position`` checked at run time (one not known in range)."""
+    return isinstance(stmt, Position) and not stmt.in_range
 
 
 def _element(point: tuple[int, tuple[int, ...]] | None) -> int:
@@ -285,12 +290,13 @@ def _checked_together(positions, resolve: Callable[[str, int], str],
 def _live(entries, results: set[str], resolve: Callable[[str, int], str],
           settled: set[str], varying: set[str]) -> set[str]:
     """The names the results need, through the operands of the statements not ``settled``
-    (folded or aliased); a ``Position`` is always needed: it raises NumPy's ``IndexError``."""
+    (folded or aliased); a checked ``Position`` is always needed: it raises NumPy's
+    ``IndexError``."""
     live = set(results)
     for stmt, point in reversed(entries):
         e = _element(point)
         name = _named(stmt.name, e, varying)
-        if name in settled or not (isinstance(stmt, Position) or name in live):
+        if name in settled or not (_checks(stmt) or name in live):
             continue
         if isinstance(stmt, Load):
             live.update(resolve(p, e) for p, _ in stmt.access.positions)
