@@ -1,6 +1,6 @@
 """The first call of a loop program against the first call of its body compiled without the
 loop: each program of ``bench_loops.SOLVER_PROGRAMS`` once as written, once with every loop
-replaced by one pass of its body (``ONCE``: ``fori_loop`` calls the body at the lower bound,
+replaced by one pass of its body (``_once``: ``fori_loop`` calls the body at the lower bound,
 ``scan`` takes the first step, ``while_loop`` one iteration), so both compile the same
 kernels and only the first compiles the loop drivers around them. Fresh processes, empty
 compile cache, after arrjit's start-up (as ``first_call_programs``).
@@ -24,13 +24,16 @@ sys.path.insert(0, os.path.dirname(__file__))
 from bench_loops import SOLVER_PROGRAMS  # noqa: E402
 
 
-def _once(loops):
-    """``loops`` (``arrjit.lax``) with each loop replaced by one pass of its body."""
+def _once(loops, zero):
+    """``loops`` (``arrjit.lax``) with each loop replaced by one pass of its body. A
+    ``fori_loop``'s counter is a run-time value (``zero``, a traced 0, plus the lower bound)
+    known to lie between the bounds, as the loop's counter is: the body's positions are
+    checked where the loop's are, and not where a constant would let them go unchecked."""
     import arrjit.numpy as anp
     from arrjit.tree_util import tree_map
 
     def fori_loop(lower, upper, body, init):
-        return body(anp.asarray(np.int64(lower)), init)
+        return body(anp.clip(zero + lower, lower, upper - 1), init)
 
     def while_loop(cond, body, init):
         return body(init)
@@ -59,9 +62,12 @@ def first_call(program: str, once: bool) -> float:
     prepare_numba()
     njit(lambda: 0)()
     fn, make_args = SOLVER_PROGRAMS[program]
-    loops = _once(arrjit.lax) if once else arrjit.lax
-    jitted = arrjit.jit(lambda *a: fn(anp, loops, *a))
     args = make_args(np.random.default_rng(0))
+    if once:
+        jitted = arrjit.jit(lambda zero, *a: fn(anp, _once(arrjit.lax, zero), *a))
+        args = (np.int64(0), *args)
+    else:
+        jitted = arrjit.jit(lambda *a: fn(anp, arrjit.lax, *a))
     t0 = time.perf_counter()
     jitted(*args)
     return time.perf_counter() - t0
