@@ -244,3 +244,63 @@ def test_nested_loops_under_vmap_and_grad():
     eps = 1e-6
     numeric = (reference(0.7 + eps, x) - reference(0.7 - eps, x)) / (2 * eps)
     np.testing.assert_allclose(float(arrjit.grad(f)(0.7, x)), numeric, rtol=1e-7)
+
+
+def test_scratch_buffers_serve_one_run_after_another_and_never_a_result():
+    """A native driver's temporaries (and the idle second buffer of a carry updated in its own
+    buffer) come from a set of scratch buffers that a finished run gives back; runs on other
+    threads at the same time take sets of their own, and a run that raises drops its set."""
+    import threading
+
+    def f(x, v, k):
+        def body(i, acc):
+            return acc.at[i % 4].add(anp.sum(acc * v) + x[i % 7])
+        return lax.fori_loop(0, k, body, anp.zeros(4))
+
+    def numpy_f(x, v, k):
+        acc = np.zeros(4)
+        for i in range(k):
+            acc[i % 4] += np.sum(acc * v) + x[i % 7]
+        return acc
+
+    x, v = np.linspace(0.0, 1.0, 7), np.array([0.5, -0.25, 0.125, 0.0])
+    jitted = arrjit.jit(f)
+    (loop,) = _loops(jitted, x, v, 5)
+    assert loop.native is not None and loop.native.scratch()
+    first = jitted(x, v, 5)
+    (spare,) = loop._spare
+    second = jitted(x, v, 6)
+    assert loop._spare == [spare]                     # the same set, given back again
+    assert not any(np.shares_memory(out, buf) for out in (first, second) for buf in spare)
+    assert_same(first, numpy_f(x, v, 5))
+    assert_same(second, numpy_f(x, v, 6))
+
+    results: dict[int, np.ndarray] = {}
+
+    def call(k):
+        for _ in range(20):
+            results[k] = jitted(x, v, k)
+
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(3, 9)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k, got in results.items():
+        assert_same(got, numpy_f(x, v, k))
+
+    def g(v, k):
+        def body(i, acc):
+            return acc.at[i].add(anp.sum(acc * v) + 1.0)
+        return lax.fori_loop(0, k, body, anp.zeros(4))
+
+    raising = arrjit.jit(g)
+    (loop,) = _loops(raising, v, 3)
+    assert loop.native is not None and loop.native.scratch()
+    raising(v, 3)
+    (spare,) = loop._spare
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 with size 4"):
+        raising(v, 6)
+    assert loop._spare == []                          # dropped with the failed run
+    assert_same(raising(v, 2), np.array([1.0, 1.5, 0.0, 0.0]))
+    assert len(loop._spare) == 1 and loop._spare[0] is not spare

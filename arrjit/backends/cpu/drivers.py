@@ -325,21 +325,31 @@ class LoopFunction:
     def extents(self) -> np.ndarray:
         return np.asarray(self.extra.extents, np.int64)
 
-    def values(self, operands, n_carry: int) -> list:
-        """The driver's arguments for one run on ``operands`` (carry, then invariants)."""
+    def scratch(self) -> list[np.ndarray]:
+        """Buffers a run uses and no result holds, which may serve one run after another: the
+        second buffers of the carries updated in their own buffer (``kept``: never touched),
+        then the temporaries."""
+        return ([np.empty(a.shape, a.dtype) for k, a in enumerate(self.carry_avals)
+                 if k in self.kept] +
+                [np.empty(shape, dtype) for shape, dtype in self.extra.temps])
+
+    def values(self, operands, n_carry: int, scratch: list[np.ndarray]) -> list:
+        """The driver's arguments for one run on ``operands`` (carry, then invariants), with
+        ``scratch`` buffers (``scratch()``) that no other run uses meanwhile."""
         carry = [np.array(x) for x in operands[:n_carry]]           # copies: the loop swaps
-        return self._arguments(carry, list(operands[n_carry:]))
+        return self._arguments(carry, list(operands[n_carry:]), scratch)
 
     def example_values(self) -> list:
         def empty(a: Aval) -> np.ndarray:
             return np.empty((0,) * len(a.shape), a.dtype)
         return self._arguments([empty(a) for a in self.carry_avals],
-                               [empty(a) for a in self.invariant_avals])
+                               [empty(a) for a in self.invariant_avals], self.scratch())
 
-    def _arguments(self, carry: list, invariant: list) -> list:
-        extra = self.extra
-        return [*carry, *(np.empty_like(x) for x in carry), *invariant, *extra.constants,
-                *(np.empty(shape, dtype) for shape, dtype in extra.temps), *extra.params,
+    def _arguments(self, carry: list, invariant: list, scratch: list[np.ndarray]) -> list:
+        spare = iter(scratch)
+        second = [next(spare) if k in self.kept else np.empty_like(x)
+                  for k, x in enumerate(carry)]
+        return [*carry, *second, *invariant, *self.extra.constants, *spare, *self.extra.params,
                 self.extents]
 
     def call_nested(self, outer: "LoopLayout", carry: list[str], invariants: list[str],

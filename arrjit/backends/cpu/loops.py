@@ -50,6 +50,7 @@ class LoopRun:
         self.sources = ([self.native.source] if self.native is not None
                         else self.cond.sources + self.body.sources)
         self._driver: Callable = not_compiled
+        self._spare: list[list[np.ndarray]] = []   # scratch buffers of finished runs
 
     def jobs(self, examples: list) -> list:
         """The native driver, when not compiled yet (see ``KernelRun.jobs``)."""
@@ -68,7 +69,15 @@ class LoopRun:
 
     def compute(self, *operands: np.ndarray) -> tuple:
         if self.native is not None:
-            return self._driver(*self.native.values(operands, self.n_carry))
+            # a run takes a set of scratch buffers and gives it back when it returns (one
+            # that raises drops it); runs on other threads meanwhile take sets of their own
+            try:
+                scratch = self._spare.pop()
+            except IndexError:
+                scratch = self.native.scratch()
+            results = self._driver(*self.native.values(operands, self.n_carry, scratch))
+            self._spare.append(scratch)
+            return results
         return run_loop(self.cond, self.body, operands, self.n_carry, self.n_cond,
                         self.trip_count)
 
