@@ -25,6 +25,18 @@ are NumPy's: negative positions count from the end, an out-of-range one raises N
 Values are copied element by element and errors raised with numbers only: numba's array
 assignment checks broadcasting with a message it formats in compiled code, and formatting a
 string compiled numba's string functions in every new process (1.5 s for one gather).
+
+One element is addressed through the array's extents as literals, the form in which the
+driver's other functions address it (``registers``), so that LLVM sees a store and a later
+load of the same element (a Gauss-Seidel sweep reads the point it has just written) and
+forwards the value in a register; positions known in range (``in_range``) are not checked:
+
+>>> print(render_body(Op.SCATTER, (("array", 0), ("array", 1)), [Aval((3, 4), f64),
+...                   Aval((), i64), Aval((), i64), Aval((), f64)], Aval((3, 4), f64), "set",
+...                   True, in_range=(0, 1)))
+    i0 = r1
+    i1 = r2
+    _M.store(_M.flat(w0), (i0) * 4 + i1, r3)
 """
 from __future__ import annotations
 
@@ -132,7 +144,7 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
                 lines += _normalised(i, axis, "    ")
             items.append(i)
     index = ", ".join(items) + ("," if len(items) == 1 else "")
-    element = _element_offset(template, items, avals[0].ndim)
+    element = _element_offset(template, items, avals[0].shape)
     if op is Op.GATHER:
         if out.ndim == 0:
             lines.append(f"    return _M.load(_M.flat(r0), {element})")
@@ -162,17 +174,17 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
     return "\n".join(lines)
 
 
-def _element_offset(template: tuple, items: list[str], ndim: int) -> str | None:
+def _element_offset(template: tuple, items: list[str], shape: tuple[int, ...]) -> str | None:
     """The flat position of the element a full index of positions selects in C-contiguous
     ``r0`` (``None`` for an index that selects more than one element): the positions are
     normalised by then, a static negative one counts from the end here."""
-    if len(items) != ndim or any(isinstance(item, tuple) and item[0] == "slice"
+    if len(items) != len(shape) or any(isinstance(item, tuple) and item[0] == "slice"
                                  for item in template):
         return None
     offset = ""
     for axis, item in enumerate(items):
-        position = f"(r0.shape[{axis}] + {item})" if item.startswith("-") else item
-        offset = position if axis == 0 else f"({offset}) * r0.shape[{axis}] + {position}"
+        position = f"({shape[axis]} + {item})" if item.startswith("-") else item
+        offset = position if axis == 0 else f"({offset}) * {shape[axis]} + {position}"
     return offset or "0"
 
 
