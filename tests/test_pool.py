@@ -141,3 +141,29 @@ def test_donated_output_is_the_input_not_a_pooled_block(fresh_pool):
     y = f(a)
     assert np.shares_memory(y, a)
     assert fresh_pool.lent == lent
+
+
+def test_pooled_arrays_and_loop_buffers_start_on_a_cache_line(fresh_pool):
+    """Lent arrays, a loop's copies of its large carries and its scratch buffers start on a
+    multiple of ``ALIGNMENT`` bytes (``malloc`` hands out large blocks 16 bytes past one)."""
+    from arrjit.backends.cpu.loops import LoopRun
+    from arrjit.lax import fori_loop
+
+    for shape in [(MIN_POOLED_BYTES // 8,), (300, 300), (7, 100_001)]:
+        assert buffers.empty(shape, np.dtype(np.float64)).ctypes.data % buffers.ALIGNMENT == 0
+
+    def columns(a):
+        rows = anp.arange(a.shape[0])
+
+        def column(j, low):
+            s = a[:, j] - low @ anp.where(rows < j, low[j], 0.0)
+            return low.at[:, j].set(anp.where(rows >= j, s / anp.sqrt(s[j]), 0.0))
+        return fori_loop(0, a.shape[0], column, anp.zeros_like(a))
+
+    a = np.eye(200) * 4.0 + 1.0
+    jitted = arrjit.jit(columns)
+    got = jitted(a)
+    assert got.ctypes.data % buffers.ALIGNMENT == 0
+    np.testing.assert_allclose(got, np.linalg.cholesky(a), rtol=1e-12)
+    (loop,) = [r for r in jitted.lower(a)._entry.rendered.runs if isinstance(r, LoopRun)]
+    assert all(b.ctypes.data % buffers.ALIGNMENT == 0 for b in loop._spare[0])

@@ -7,7 +7,8 @@ pool keeps blocks of memory in size classes and lends one per array; the lent ar
 called in a loop reuses warm pages and a plan's intermediates keep theirs between calls.
 
 * Arrays under ``MIN_POOLED_BYTES`` come from ``np.empty``: small blocks are reused by
-  ``malloc`` itself, and a lease costs about a microsecond.
+  ``malloc`` itself, and a lease costs about a microsecond. A lent array starts on a
+  cache line (``ALIGNMENT``).
 * A block is lent only while nothing else holds it: a ``Lease`` is referenced by every array
   that sees the memory (NumPy stops collapsing a view's base at a non-array), and the block goes
   back only from ``Lease.__del__``.
@@ -35,6 +36,10 @@ import numpy as np
 from ..config import config
 
 MIN_POOLED_BYTES = 1 << 18
+# Lent arrays start at a multiple of this many bytes (a cache line, the widest vector): a
+# large block from ``malloc`` starts 16 bytes into one, where BLAS's matrix-vector product
+# and a kernel's vector loads split lines.
+ALIGNMENT = 64
 SUBCLASSES_BITS = 3   # classes per doubling of size: 2**(SUBCLASSES_BITS - 1)
 PAGE_BITS = 12
 
@@ -84,10 +89,11 @@ class BufferPool:
         try:
             block = self.free[size].pop()
         except (KeyError, IndexError):
-            block = np.empty(size, np.uint8)
+            block = np.empty(size + ALIGNMENT, np.uint8)
             self.allocated += 1
+        start = block.ctypes.data
         interface = {"shape": tuple(shape), "typestr": dtype.str, "version": 3,
-                     "data": (block.ctypes.data, False)}
+                     "data": (start + (-start) % ALIGNMENT, False)}
         if dtype.fields is not None or dtype.subdtype is not None:
             interface["descr"] = dtype.descr
         self.lent += 1
@@ -118,6 +124,20 @@ def pool() -> BufferPool:
 def empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """``np.empty(shape, dtype)`` from the process's pool."""
     return _pool.empty(shape, dtype)
+
+
+def aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """``np.empty(shape, dtype)`` starting on a cache line (``ALIGNMENT``), not pooled: for
+    buffers kept and reused by their owner.
+
+    >>> aligned_empty((3, 5), np.dtype(np.float32)).ctypes.data % ALIGNMENT
+    0
+    """
+    dtype = np.dtype(dtype)
+    nbytes = dtype.itemsize * int(np.prod(shape, dtype=np.int64))
+    block = np.empty(nbytes + ALIGNMENT, np.uint8)
+    start = (-block.ctypes.data) % ALIGNMENT
+    return block[start:start + nbytes].view(dtype).reshape(shape)
 
 
 def _forget_after_fork() -> None:

@@ -13,6 +13,7 @@ import numpy as np
 from ...core.dtypes import Aval
 from ...core.ir import Op
 from ...passes.kernel import Compute, Kernel, Position
+from ...runtime import pool
 from . import registers
 from .codegen import (DRIVER_OPTIONS, NJIT_OPTIONS, PRELUDE, REDUCTION_OPTIONS, RenderedKernel,
                       array_names)
@@ -297,6 +298,16 @@ class LoopArguments:
                 [f"P{k}" for k in range(len(self.params))])
 
 
+def _copy(x: np.ndarray) -> np.ndarray:
+    """A copy of a carry to run the loop on: a large one in a pooled buffer, which starts on
+    a cache line (``pool.ALIGNMENT``) and is given back when the result dies."""
+    if x.nbytes < pool.MIN_POOLED_BYTES:
+        return np.array(x)
+    out = pool.empty(x.shape, x.dtype)
+    np.copyto(out, x)
+    return out
+
+
 @dataclass
 class LoopFunction:
     """One loop as a numba function: ``<name>(now..., nxt..., invariants..., c..., t...,
@@ -329,14 +340,14 @@ class LoopFunction:
         """Buffers a run uses and no result holds, which may serve one run after another: the
         second buffers of the carries updated in their own buffer (``kept``: never touched),
         then the temporaries."""
-        return ([np.empty(a.shape, a.dtype) for k, a in enumerate(self.carry_avals)
+        return ([pool.aligned_empty(a.shape, a.dtype) for k, a in enumerate(self.carry_avals)
                  if k in self.kept] +
-                [np.empty(shape, dtype) for shape, dtype in self.extra.temps])
+                [pool.aligned_empty(shape, dtype) for shape, dtype in self.extra.temps])
 
     def values(self, operands, n_carry: int, scratch: list[np.ndarray]) -> list:
         """The driver's arguments for one run on ``operands`` (carry, then invariants), with
         ``scratch`` buffers (``scratch()``) that no other run uses meanwhile."""
-        carry = [np.array(x) for x in operands[:n_carry]]           # copies: the loop swaps
+        carry = [_copy(x) for x in operands[:n_carry]]              # copies: the loop swaps
         return self._arguments(carry, list(operands[n_carry:]), scratch)
 
     def example_values(self) -> list:
@@ -347,7 +358,7 @@ class LoopFunction:
 
     def _arguments(self, carry: list, invariant: list, scratch: list[np.ndarray]) -> list:
         spare = iter(scratch)
-        second = [next(spare) if k in self.kept else np.empty_like(x)
+        second = [next(spare) if k in self.kept else pool.empty(x.shape, x.dtype)
                   for k, x in enumerate(carry)]
         return [*carry, *second, *invariant, *self.extra.constants, *spare, *self.extra.params,
                 self.extents]
