@@ -143,9 +143,9 @@ def test_donated_output_is_the_input_not_a_pooled_block(fresh_pool):
     assert fresh_pool.lent == lent
 
 
-def test_pooled_arrays_and_loop_buffers_start_on_a_cache_line(fresh_pool):
-    """Lent arrays, a loop's copies of its large carries and its scratch buffers start on a
-    multiple of ``ALIGNMENT`` bytes (``malloc`` hands out large blocks 16 bytes past one)."""
+def test_pooled_arrays_and_loop_scratch_buffers_start_on_a_cache_line(fresh_pool):
+    """Lent arrays and a loop's scratch buffers start on a multiple of ``ALIGNMENT`` bytes
+    (``malloc`` hands out large blocks 16 bytes past one)."""
     from arrjit.backends.cpu.loops import LoopRun
     from arrjit.lax import fori_loop
 
@@ -163,7 +163,6 @@ def test_pooled_arrays_and_loop_buffers_start_on_a_cache_line(fresh_pool):
     a = np.eye(200) * 4.0 + 1.0
     jitted = arrjit.jit(columns)
     got = jitted(a)
-    assert got.ctypes.data % buffers.ALIGNMENT == 0
     np.testing.assert_allclose(got, np.linalg.cholesky(a), rtol=1e-12)
     (loop,) = [r for r in jitted.lower(a)._entry.rendered.runs if isinstance(r, LoopRun)]
     assert all(b.ctypes.data % buffers.ALIGNMENT == 0 for b in loop._spare[0])

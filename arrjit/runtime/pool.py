@@ -28,6 +28,7 @@ True
 """
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -134,7 +135,7 @@ def aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     0
     """
     dtype = np.dtype(dtype)
-    nbytes = dtype.itemsize * int(np.prod(shape, dtype=np.int64))
+    nbytes = dtype.itemsize * math.prod(shape)
     block = np.empty(nbytes + ALIGNMENT, np.uint8)
     start = (-block.ctypes.data) % ALIGNMENT
     return block[start:start + nbytes].view(dtype).reshape(shape)

@@ -298,16 +298,6 @@ class LoopArguments:
                 [f"P{k}" for k in range(len(self.params))])
 
 
-def _copy(x: np.ndarray) -> np.ndarray:
-    """A copy of a carry to run the loop on: a large one in a pooled buffer, which starts on
-    a cache line (``pool.ALIGNMENT``) and is given back when the result dies."""
-    if x.nbytes < pool.MIN_POOLED_BYTES:
-        return np.array(x)
-    out = pool.empty(x.shape, x.dtype)
-    np.copyto(out, x)
-    return out
-
-
 @dataclass
 class LoopFunction:
     """One loop as a numba function: ``<name>(now..., nxt..., invariants..., c..., t...,
@@ -347,7 +337,7 @@ class LoopFunction:
     def values(self, operands, n_carry: int, scratch: list[np.ndarray]) -> list:
         """The driver's arguments for one run on ``operands`` (carry, then invariants), with
         ``scratch`` buffers (``scratch()``) that no other run uses meanwhile."""
-        carry = [_copy(x) for x in operands[:n_carry]]              # copies: the loop swaps
+        carry = [np.array(x) for x in operands[:n_carry]]           # copies: the loop swaps
         return self._arguments(carry, list(operands[n_carry:]), scratch)
 
     def example_values(self) -> list:
@@ -358,7 +348,7 @@ class LoopFunction:
 
     def _arguments(self, carry: list, invariant: list, scratch: list[np.ndarray]) -> list:
         spare = iter(scratch)
-        second = [next(spare) if k in self.kept else pool.empty(x.shape, x.dtype)
+        second = [next(spare) if k in self.kept else np.empty_like(x)
                   for k, x in enumerate(carry)]
         return [*carry, *second, *invariant, *self.extra.constants, *spare, *self.extra.params,
                 self.extents]
