@@ -193,3 +193,20 @@ def test_on_threads_in_loops_and_under_transforms(two_threads_from_1000_elements
     batched = arrjit.jit(arrjit.vmap(lambda i: (anp.asarray(small) * 2.0).at[i].set(0.0)))
     want = np.stack([np.where(np.arange(3)[:, None] == i, 0.0, small * 2.0) for i in (2, 0)])
     assert_same(batched(np.array([2, 0])), want)
+
+
+def test_a_gather_through_an_outer_product_of_windows_reads_inside_the_kernel():
+    """``x[rows[:, None], cols[None, :]]`` with ``rows`` and ``cols`` windows at clamped traced
+    starts (what ``dynamic_update_slice`` builds for several traced starts) is a view."""
+    x = np.arange(42.0).reshape(6, 7)
+
+    def f(x, i, j):
+        rows = anp.clip(i, 0, 4) + anp.arange(2)
+        cols = anp.clip(j, 0, 4) + anp.arange(3)
+        return x[rows[:, None], cols[None, :]] * 2.0
+
+    jitted = arrjit.jit(f)
+    assert not [s for s in jitted.lower(x, 1, 2)._entry.plan.steps if isinstance(s, LibraryStep)]
+    for i, j in [(0, 0), (3, 4), (9, -2), (-1, 7)]:
+        r, c = min(max(i, 0), 4), min(max(j, 0), 4)
+        assert_same(jitted(x, i, j), x[r:r + 2, c:c + 3] * 2.0)

@@ -21,7 +21,7 @@ from ..core.library import is_array_item
 from ..core.rules import COSTLY
 from .kernel import LibraryCall, Partition, Step
 from .nest import NestBuilder
-from .ranges import UNKNOWN, Bounds
+from .ranges import Bounds, within
 from .regions import (MAX_REGION_STORES, Region, disjoint, find_regions, output_views,
                       placeable_reductions, reader_counts, reshapes_stored_as_regions,
                       unfilled_roots)
@@ -350,10 +350,9 @@ class _Fuser:
         found = []
         for axis, item in enumerate(n.param["index"]):
             index = n.inputs[1 + item[1]] if is_array_item(item) else None
-            if index is not None and index.ndim == 0:
-                low, high = self.bounds.get(index, UNKNOWN)
-                if 0 <= low and high < n.inputs[0].shape[axis]:
-                    found.append(axis)
+            if (index is not None and index.ndim == 0
+                    and within(self.bounds, index, n.inputs[0].shape[axis])):
+                found.append(axis)
         return tuple(found)
 
     def _in_nest(self, n: Node) -> bool:

@@ -16,7 +16,7 @@ from ..core.ir import ELEMENTWISE, REDUCTIONS, VIEWS, Node, Op, Var
 from ..core.rules import COSTLY, REDUCTION_RULES
 from .kernel import (Affine, Compute, Const, Kernel, Load, Position, Reduce, Stmt, Store,
                      c_strides, combine, identity_map, merge_loops)
-from .ranges import UNKNOWN, Bounds
+from .ranges import Bounds, within
 from .regions import MODE_OPS, Region
 from .views import (VIEW_MAPS, Positions, broadcast_map, gather_map, reshape_map,
                     same_ignoring_ones)
@@ -312,9 +312,8 @@ class NestBuilder:
         value = self.value(index, (), False)
         key = (value, extent, axis)
         if key not in self.positions:
-            low, high = self.bounds.get(index, UNKNOWN)
             self.positions[key] = self._emit(Position(self._fresh(), value, extent, axis,
-                                                      0 <= low and high < extent))
+                                                      within(self.bounds, index, extent)))
         return self.positions[key]
 
     def _emit(self, stmt: Stmt, stage: int | None = None) -> str:

@@ -118,6 +118,13 @@ def value_ranges(graph: Graph, known: Mapping[Var, Bounds]) -> dict[Var, Bounds]
     return found
 
 
+def within(bounds: Mapping[Var, Bounds], index: Var, extent: int) -> bool:
+    """Whether the integer ``index`` lies in ``[0, extent)`` by its ``bounds``: a position
+    on an axis of ``extent`` that needs no check and no count from the end."""
+    low, high = bounds.get(index, UNKNOWN)
+    return 0 <= low and high < extent
+
+
 def loop_entry(node: Node, outer: Mapping[Var, Bounds]) -> tuple[dict[Var, Bounds],
                                                                    dict[Var, Bounds]]:
     """Bounds of the inputs of a ``WHILE`` node's condition and of its body, from the bounds

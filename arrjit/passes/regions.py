@@ -168,7 +168,8 @@ def find_regions(graph: Graph, producer: dict[Var, Node], readers: Counter[Var],
     buffer, the region is taken in ``u``'s shape and stores ``u``: a reshape that merges a
     broadcast axis (``repeat``) is not an index map, a run of a buffer in another shape is.
     ``positions``: the target's kernels index at run-time positions, so a scatter at 0-d
-    positions or one window among slices is a region too (``Region.positions``)."""
+    positions among slices, or at windows (``views.index_positions``), is a region too
+    (``Region.positions``)."""
     outputs = set(graph.outputs)
     regions: dict[Var, Region] = {}
     for n in graph.nodes:
