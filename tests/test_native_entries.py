@@ -120,7 +120,9 @@ def test_code_that_needs_numba_s_runtime_is_not_stored(private_cache):
 
 def test_an_entry_arrjit_wraps_but_cannot_store_is_kept_in_numba_s_cache(private_cache):
     """Compiled without numba's wrapper and called through arrjit's; its code needs numba's
-    runtime, so numba's cache keeps it for the next process (one compile, no lock wait)."""
+    runtime, so numba's cache keeps it for the next process (one compile, no lock wait),
+    which calls numba's code through arrjit's wrapper too (a thread worker kept there is
+    then dispatched natively)."""
     a, out = np.full(2, 3.0), np.empty(1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -131,7 +133,7 @@ def test_an_entry_arrjit_wraps_but_cannot_store_is_kept_in_numba_s_cache(private
     assert load.load(marked, lambda *args: None) is None   # a mark, not code
     reloaded = _fresh_process_entry("allocates_and_stores", [out, a])
     assert (reloaded.compiled, reloaded.disk_hits) == (0, 1)
-    assert not load.is_native(reloaded.entry)
+    assert load.is_native(reloaded.entry)
     out[0] = 0.0
     reloaded.entry(out, a)
     assert out[0] == 3.0
@@ -307,3 +309,45 @@ def test_entry_tests_pass_with_native_entries_off():
     summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
     assert " passed" in summary and "skipped" not in summary, summary
+
+
+RAISING_CHILD = textwrap.dedent("""
+    import json
+    import numpy as np
+    import arrjit
+    arrjit.config.update("parallel_threshold", 1000)
+    arrjit.config.update("num_threads", 2)
+    x = np.linspace(-1, 1, 20000).reshape(40, 500)
+    f = arrjit.jit(lambda x, i: x * 2.0 + x[i])    # checks a position: its worker may raise
+    out = f(x, 3)
+    try:
+        f(x, 40)
+        error = None
+    except IndexError as e:
+        error = str(e)
+    from arrjit.backends.cpu import dispatch
+    from arrjit.backends.cpu.native import load
+    workers = [c.worker for seg in f.lower(x, 3)._entry.rendered.runs
+               for c in getattr(seg, "calls", []) if c.chunked or c.split]
+    print(json.dumps({"sum": float(out.sum()), "error": error,
+                      "native": [load.is_native(w) for w in workers],
+                      "dispatched": [dispatch.parallel_entry(w, []) is not None
+                                     for w in workers] if dispatch.threading_layer() else None,
+                      "disk_hits": f.cache_info().disk_hits}))
+""")
+
+
+def test_a_worker_kept_in_numba_s_cache_is_dispatched_natively_in_a_warm_process(tmp_path):
+    """A thread worker whose kernel may raise needs numba's runtime, so numba's cache keeps it;
+    a later process calls it through arrjit's wrapper all the same, so numba's threading layer
+    runs it (not helper threads that take the GIL per chunk), and it raises NumPy's error."""
+    env = dict(os.environ, ARRJIT_CACHE_DIR=str(tmp_path))
+    runs = [json.loads(subprocess.run([sys.executable, "-c", RAISING_CHILD], env=env, check=True,
+                                      capture_output=True, text=True).stdout)
+            for _ in range(2)]
+    assert runs[1]["disk_hits"] >= 1
+    assert runs[0]["sum"] == runs[1]["sum"]
+    assert runs[0]["error"] == runs[1]["error"] == \
+        "index 40 is out of bounds for axis 0 with size 40"
+    assert runs[0]["native"] == runs[1]["native"] and all(runs[1]["native"])
+    assert runs[1]["dispatched"] == runs[0]["dispatched"]

@@ -39,20 +39,46 @@ def entry_point(loaded: compiler.LoadedModule, function: str, args: Sequence[Any
     if key is not None and (function, key) in loaded.entries:
         return compiler.Compiled(loaded.entries[function, key], 0, 0)
     path = _native_path(loaded, function, key)
+    kept_by_numba = False
     if key is not None and path is not None and path.exists():
         native = _load_native(path, loaded, function, args, on_error)
         if native is not None:
             loaded.entries[function, key] = native
             return compiler.Compiled(native, 0, 1)
-        if path.exists():   # kept by numba's cache (``store.keep_in_numba_cache``)
-            key = None
-    if key is not None:
+        kept_by_numba = path.exists()   # ``store.keep_in_numba_cache``
+    if key is not None and not kept_by_numba:
         result = _compile_wrapper_free(loaded, function, args, path, on_error)
         if result is not None:
             loaded.entries[function, key] = result.entry
             return result
     result = compiler.compile_signature(loaded, function, compiler.numba_signature(args))
+    if key is not None:
+        # numba's cache keeps it (it needs numba's runtime), but arrjit's wrapper calls its
+        # code all the same: a thread worker is then dispatched natively, not from Python
+        bound = _bind_overload(result.entry, loaded, function, args, on_error)
+        if bound is not None:
+            loaded.entries[function, key] = bound
+            return compiler.Compiled(bound, result.compiled, result.disk_hits)
     return compiler.Compiled(result.entry.entry_point, result.compiled, result.disk_hits)
+
+
+def _bind_overload(overload: Any, loaded: compiler.LoadedModule, function: str,
+                   args: Sequence[Any], on_error: Callable | None) -> Callable | None:
+    """arrjit's wrapper bound to the native code of numba's compiled ``overload`` (numba's
+    own wrapper unused); None when the wrapper cannot call it (a return value it does not
+    box)."""
+    from .native import abi, load, store
+
+    kinds = abi.describe(args)
+    returns = str(overload.signature.return_type)
+    if kinds is None or returns not in abi.RETURNS \
+            or not store.flattening_matches(overload, kinds):
+        return None
+    nogil = bool(loaded.dispatcher(function).targetoptions.get("nogil"))
+    address = overload.library.get_pointer_to_function(overload.fndesc.mangled_name)
+    return load.bind(address, kinds, returns, nogil,
+                     on_error or _numba_fallback(loaded, function, args),
+                     overload.fndesc.qualname, overload)
 
 
 def compiled_already(loaded: compiler.LoadedModule, function: str, args: Sequence[Any],
@@ -91,7 +117,7 @@ def _compile_wrapper_free(loaded: compiler.LoadedModule, function: str, args: Se
     """Compile ``function``'s twin (no numba CPython wrapper) for ``args`` and bind arrjit's
     wrapper to it; with ``path``, under the entry's lock, storing it natively there. None
     when arrjit's wrapper cannot call it (a return value it does not box)."""
-    from .native import abi, load, store
+    from .native import store
 
     with compiler.compile_lock, compiler.collector_paused(), compiler.entry_lock(loaded):
         if path is not None and path.exists():    # another process stored it meanwhile
@@ -106,20 +132,12 @@ def _compile_wrapper_free(loaded: compiler.LoadedModule, function: str, args: Se
         if compiled:
             twin.compile(sig)
         overload = twin.overloads[sig]
-        kinds = abi.describe(args)
-        returns = str(overload.signature.return_type)
-        if kinds is None or returns not in abi.RETURNS \
-                or not store.flattening_matches(overload, kinds):
-            return None
-        nogil = bool(twin.targetoptions.get("nogil"))
-        address = overload.library.get_pointer_to_function(overload.fndesc.mangled_name)
-        entry = load.bind(address, kinds, returns, nogil,
-                          on_error or _numba_fallback(loaded, function, args),
-                          overload.fndesc.qualname, overload)
+        entry = _bind_overload(overload, loaded, function, args, on_error)
         if entry is None:
             return None
         if path is not None and compiled:
             assert loaded.cache is not None and loaded.entry is not None   # a disk entry
+            nogil = bool(twin.targetoptions.get("nogil"))
             if not _store_native(path, overload, args, nogil):
                 # numba's cache keeps what a native entry cannot; the mark sends later
                 # processes there
