@@ -1,7 +1,8 @@
 """Updates at run-time positions (``y.at[i].set(v)``, ``y.at[:, j].add(v)``,
-``dynamic_update_slice`` with a traced start) of a value the program computed: a region store
-whose offset holds the positions (``Region.positions``, ``Affine.positions``), in the value's
-own buffer, over the region only; not a library scatter."""
+``dynamic_update_slice`` with a traced start) of a value the program computed: a select inside
+the nest that computes the value (``passes.updates``) where it is computed elementwise, else a
+region store whose offset holds the positions (``Region.positions``, ``Affine.positions``), in
+the value's own buffer, over the region only; not a library scatter."""
 import numpy as np
 import pytest
 
@@ -63,19 +64,43 @@ def _update_kernel(lowered) -> Kernel:
     return kernel
 
 
-def test_the_update_stores_over_its_region_into_the_buffer_it_updates():
+def test_an_update_of_a_value_computed_elementwise_is_a_select_in_one_nest():
+    """``sqrt(x).at[i].add(v) + 1``: the row compare and the select run inside the one loop
+    nest that computes ``sqrt(x)`` and the sum (``passes.updates``); nothing is stored but the
+    result."""
     x = np.arange(2000.0).reshape(20, 100)
     f = arrjit.jit(lambda x, v, i: anp.sqrt(x).at[i].add(v * 2.0) + 1.0)
     lowered = f.lower(x, np.ones(100), 3)
+    plan = lowered._entry.plan
+    assert not [s for s in plan.steps if isinstance(s, LibraryStep)]
+    (kernel,) = lowered.kernels
+    assert kernel.sizes == (20, 100) and len(kernel.writes) == 1
+    assert [(p.extent, p.axis) for p in kernel.stmts if isinstance(p, Position)] == [(20, 0)]
+    want = np.sqrt(x)
+    want[-7] += np.arange(100.0) * 2.0
+    assert_same(f(x, np.arange(100.0), -7), want + 1.0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_update_of_a_stored_value_stores_over_its_region_into_its_buffer(mode):
+    """A value that is not computed elementwise (here a transpose, stored in its own buffer)
+    is updated by a store over the region only, at the run-time position."""
+    x = np.arange(2000.0).reshape(100, 20)
+    v = np.linspace(-1.0, 1.0, 100)
+
+    def f(x, v, i):
+        return getattr(anp.sqrt(x).T.at[i], mode)(v * 2.0) + 1.0
+
+    lowered = arrjit.jit(f).lower(x, v, 3)
     kernel = _update_kernel(lowered)
     assert kernel.sizes == (100,)                   # the row, not the array
     assert [(p.extent, p.axis) for p in kernel.stmts if isinstance(p, Position)] == [(20, 0)]
     plan = lowered._entry.plan
     assert not [s for s in plan.steps if isinstance(s, LibraryStep)]
     assert plan.steps[0].slots[0] == plan.steps[1].slots[0]          # one buffer, in place
-    want = np.sqrt(x)
-    want[-7] += np.arange(100.0) * 2.0
-    assert_same(f(x, np.arange(100.0), -7), want + 1.0)
+    for i in (3, -7):
+        want = _numpy_update(np.sqrt(x).T.copy(), (i,), mode, v * 2.0) + 1.0
+        assert_same(arrjit.jit(f)(x, v, i), want)
 
 
 def test_dynamic_update_slice_at_a_traced_start_is_a_window_store_clamped_like_jax():
@@ -139,7 +164,7 @@ def test_values_and_positions_of_each_dtype(dtype):
         assert_same(arrjit.jit(f)(x, v, i, j), want)
 
 
-def test_updates_of_arguments_and_of_values_read_again_stay_library_steps():
+def test_updates_of_arguments_stay_library_steps_and_values_read_again_are_selects():
     x = np.arange(6.0)
 
     def of_argument(x, i):
@@ -149,11 +174,11 @@ def test_updates_of_arguments_and_of_values_read_again_stay_library_steps():
         y = x * 2.0
         return y.at[i].set(-1.0) + y
 
-    for fn, want in ((of_argument, np.where(np.arange(6) == 4, -1.0, x)),
-                     (read_again, np.where(np.arange(6) == 4, -1.0, x * 2) + x * 2)):
+    for fn, calls, want in ((of_argument, ["scatter"], np.where(np.arange(6) == 4, -1.0, x)),
+                            (read_again, [], np.where(np.arange(6) == 4, -1.0, x * 2) + x * 2)):
         jitted = arrjit.jit(fn)
         steps = jitted.lower(x, 4)._entry.plan.steps
-        assert [s.node.op.value for s in steps if isinstance(s, LibraryStep)] == ["scatter"]
+        assert [s.node.op.value for s in steps if isinstance(s, LibraryStep)] == calls
         assert_same(jitted(x, 4), want)
         assert_same(jitted(x, -2), want)
     assert_same(x, np.arange(6.0))
