@@ -44,3 +44,26 @@ def numpy_or_none(name, *args):
     except (TypeError, ValueError):
         return None
     return None if out.dtype == np.float16 else out
+
+
+def point_sweep(u, source):
+    """One point-by-point Gauss-Seidel sweep of a 2-D grid in JAX's style: nested
+    ``fori_loop``s, each step reading four neighbours at traced positions and setting one."""
+    from arrjit import lax
+
+    def row(i, u):
+        def point(j, u):
+            near = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1]
+            return u.at[i, j].set(0.25 * (near - source[i, j]))
+        return lax.fori_loop(1, u.shape[1] - 1, point, u)
+    return lax.fori_loop(1, u.shape[0] - 1, row, u)
+
+
+def numpy_point_sweep(u, source):
+    """``point_sweep`` as NumPy loops on a copy of ``u``."""
+    out = np.array(u)
+    for i in range(1, out.shape[0] - 1):
+        for j in range(1, out.shape[1] - 1):
+            out[i, j] = 0.25 * (out[i - 1, j] + out[i + 1, j] + out[i, j - 1] + out[i, j + 1]
+                                - source[i, j])
+    return out

@@ -11,7 +11,7 @@ from arrjit.passes.kernel import Kernel, LibraryCall, Position
 from arrjit.passes.lower import lower
 from arrjit.plan import LibraryStep
 
-from helpers import assert_same
+from helpers import assert_same, numpy_point_sweep, point_sweep
 
 
 def _positions(kernel: Kernel) -> list[Position]:
@@ -95,25 +95,12 @@ def test_a_donated_array_read_at_a_position_is_not_overwritten_early():
 
 
 def test_positions_in_a_native_loop_body():
-    def sweep(u, source):
-        def row(i, u):
-            def point(j, u):
-                near = u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1]
-                return u.at[i, j].set(0.25 * (near - source[i, j]))
-            return lax.fori_loop(1, u.shape[1] - 1, point, u)
-        return lax.fori_loop(1, u.shape[0] - 1, row, u)
-
     rng = np.random.default_rng(0)
     u, source = rng.random((12, 9)), rng.random((12, 9))
-    jitted = arrjit.jit(sweep)
+    jitted = arrjit.jit(point_sweep)
     assert jitted.lower(u, source).loops == [
         "natively, one compiled driver for every iteration"]
-    ref = u.copy()
-    for i in range(1, 11):
-        for j in range(1, 8):
-            ref[i, j] = 0.25 * (ref[i - 1, j] + ref[i + 1, j] + ref[i, j - 1] + ref[i, j + 1]
-                                - source[i, j])
-    assert_same(jitted(u, source), ref, rtol=1e-14)
+    assert_same(jitted(u, source), numpy_point_sweep(u, source), rtol=1e-14)
 
 
 def test_vmap_and_grad_through_a_position():

@@ -27,12 +27,11 @@ from its producers, and since the slices cover the result, the zero is never wri
 """
 from __future__ import annotations
 
-from typing import Callable
-
 import numpy as np
 
 from ..core.dtypes import Aval
-from ..core.ir import Graph, Literal, Node, Op, Var, make_params
+from ..core.ir import Graph, Literal, Node, Op, make_params
+from .rewrites import Emitter, rewrite_nodes
 
 MAX_SELECT_PIECES = 32   # a longer join stays one library call (its compares would cost more)
 MAX_REGION_PIECES = 64   # a region join's stores go in one loop nest per shape (regions)
@@ -40,25 +39,14 @@ MAX_REGION_PIECES = 64   # a region join's stores go in one loop nest per shape 
 
 def join_as_selects(graph: Graph) -> Graph:
     """``graph`` with every join of at most ``MAX_SELECT_PIECES`` unit slices as selects."""
-    return _rewrite_joins(graph, _selectable, _selects)
+    return rewrite_nodes(graph, _selectable, _selects)
 
 
 def join_as_region_sets(graph: Graph) -> Graph:
     """``graph`` with every join of at most ``MAX_REGION_PIECES`` pieces of the result's dtype
     that ``join_as_selects`` leaves (thicker pieces, or more unit slices than it takes) as
     region updates of a broadcast zero."""
-    return _rewrite_joins(graph, _region_joinable, _region_sets)
-
-
-def _rewrite_joins(graph: Graph, applies: Callable[[Node], bool],
-                   rewrite: Callable[[Node, Callable[[Aval], Var]], list[Node]]) -> Graph:
-    if not any(applies(n) for n in graph.nodes):
-        return graph
-    new_var = graph.var_factory()
-    nodes: list[Node] = []
-    for node in graph.nodes:
-        nodes.extend(rewrite(node, new_var) if applies(node) else (node,))
-    return Graph(graph.inputs, tuple(nodes), graph.outputs)
+    return rewrite_nodes(graph, _region_joinable, _region_sets)
 
 
 def _region_joinable(node: Node) -> bool:
@@ -98,29 +86,16 @@ def _selects(node: Node, new_var) -> list[Node]:
     """The nodes computing ``node``'s join: ``select(index == j, piece_j, ...)``."""
     out, axis, pieces = node.out, node.param["axis"], node.inputs
     shape = out.shape
-    nodes: list[Node] = []
-
-    def add(op: Op, inputs: tuple[Var, ...], aval: Aval, target: Var | None = None,
-            **params) -> Var:
-        var = target if target is not None else new_var(aval)
-        nodes.append(Node(op, inputs, var, make_params(**params)))
-        return var
-
-    def constant(value: np.ndarray) -> Var:
-        return add(Op.CONST, (), Aval(value.shape, value.dtype), value=Literal(value))
-
-    def spread(var: Var) -> Var:
-        if var.shape == shape:
-            return var
-        return add(Op.BROADCAST, (var,), Aval(shape, var.dtype, var.aval.weak), shape=shape)
-
+    emit = Emitter(new_var)
     along = [1] * len(shape)
     along[axis] = len(pieces)
-    index = spread(constant(np.arange(len(pieces), dtype=np.intp).reshape(along)))
+    index = emit.spread(emit.constant(np.arange(len(pieces), dtype=np.intp).reshape(along)),
+                        shape)
     flag = Aval(shape, np.dtype(bool))
-    result = spread(pieces[-1])
+    result = emit.spread(pieces[-1], shape)
     for j in range(len(pieces) - 2, -1, -1):
-        is_j = add(Op.EQ, (index, spread(constant(np.array(j, np.intp)))), flag)
-        result = add(Op.SELECT, (is_j, spread(pieces[j]), result), out.aval,
-                     target=out if j == 0 else None)
-    return nodes
+        is_j = emit.add(Op.EQ, (index, emit.spread(emit.constant(np.array(j, np.intp)), shape)),
+                        flag)
+        result = emit.add(Op.SELECT, (is_j, emit.spread(pieces[j], shape), result), out.aval,
+                          target=out if j == 0 else None)
+    return emit.nodes

@@ -29,9 +29,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.dtypes import Aval
-from ..core.ir import ELEMENTWISE, Graph, Literal, Node, Op, Var, make_params
+from ..core.ir import ELEMENTWISE, Graph, Node, Op, Var
 from ..core.library import is_array_item
 from .regions import MODE_OPS
+from .rewrites import Emitter, rewrite_nodes
 
 _FULL = ("slice", None, None, None)
 
@@ -41,13 +42,7 @@ def updates_as_selects(graph: Graph) -> Graph:
     (``y.at[i].set(v)``, ``y.at[:, j].add(v)``, ``y.at[i, j].max(v)``) of a value computed
     elementwise written as a select (see the module's docstring)."""
     producer = {n.out: n for n in graph.nodes}
-    if not any(_selectable(n, producer) for n in graph.nodes):
-        return graph
-    new_var = graph.var_factory()
-    nodes: list[Node] = []
-    for node in graph.nodes:
-        nodes.extend(_as_select(node, new_var) if _selectable(node, producer) else (node,))
-    return Graph(graph.inputs, tuple(nodes), graph.outputs)
+    return rewrite_nodes(graph, lambda n: _selectable(n, producer), _as_select)
 
 
 def _selectable(node: Node, producer: dict[Var, Node]) -> bool:
@@ -72,19 +67,7 @@ def _as_select(node: Node, new_var) -> list[Node]:
     """The nodes computing ``node``'s update as ``select(at the positions, new, old)``."""
     x, updates, out = node.inputs[0], node.inputs[-1], node.out
     shape, ndim = x.shape, x.ndim
-    nodes: list[Node] = []
-
-    def add(op: Op, inputs: tuple[Var, ...], aval: Aval, target: Var | None = None,
-            **params) -> Var:
-        var = target if target is not None else new_var(aval)
-        nodes.append(Node(op, inputs, var, make_params(**params)))
-        return var
-
-    def spread(var: Var) -> Var:
-        if var.shape == shape:
-            return var
-        return add(Op.BROADCAST, (var,), Aval(shape, var.dtype), shape=shape)
-
+    emit = Emitter(new_var)
     flag = Aval(shape, np.dtype(bool))
     at: Var | None = None
     positioned = []
@@ -95,29 +78,29 @@ def _as_select(node: Node, new_var) -> list[Node]:
         along = [1] * ndim
         along[axis] = shape[axis]
         steps = np.arange(shape[axis], dtype=np.int64).reshape(along)
-        arange = add(Op.CONST, (), Aval(steps.shape, steps.dtype), value=Literal(steps))
+        arange = emit.constant(steps)
         # the position, checked and counted from the end as NumPy does, by a gather
         picked_shape = tuple(1 for k in range(ndim) if k != axis)
-        picked = add(Op.GATHER, (arange, node.inputs[1 + item[1]]),
-                     Aval(picked_shape, steps.dtype),
-                     index=(_FULL,) * axis + (("array", 0),))
-        position = add(Op.RESHAPE, (picked,), Aval((), steps.dtype), shape=())
-        here = add(Op.EQ, (spread(arange), spread(position)), flag)
-        at = here if at is None else add(Op.LOGICAL_AND, (at, here), flag)
+        picked = emit.add(Op.GATHER, (arange, node.inputs[1 + item[1]]),
+                          Aval(picked_shape, steps.dtype),
+                          index=(_FULL,) * axis + (("array", 0),))
+        position = emit.add(Op.RESHAPE, (picked,), Aval((), steps.dtype), shape=())
+        here = emit.add(Op.EQ, (emit.spread(arange, shape), emit.spread(position, shape)), flag)
+        at = here if at is None else emit.add(Op.LOGICAL_AND, (at, here), flag)
     assert at is not None
     # the update as NumPy assigns it: broadcast over the region, then along the positions
     region = tuple(n for k, n in enumerate(shape) if k not in positioned)
     if updates.ndim > len(region):     # leading ones NumPy drops to assign
         kept = updates.shape[updates.ndim - len(region):]
-        updates = add(Op.RESHAPE, (updates,), Aval(kept, updates.dtype), shape=kept)
+        updates = emit.add(Op.RESHAPE, (updates,), Aval(kept, updates.dtype), shape=kept)
     if updates.shape != region:
-        updates = add(Op.BROADCAST, (updates,), Aval(region, updates.dtype), shape=region)
+        updates = emit.add(Op.BROADCAST, (updates,), Aval(region, updates.dtype), shape=region)
     lifted = tuple(1 if k in positioned else n for k, n in enumerate(shape))
     if lifted != region:
-        updates = add(Op.RESHAPE, (updates,), Aval(lifted, updates.dtype), shape=lifted)
-    new = spread(updates)
+        updates = emit.add(Op.RESHAPE, (updates,), Aval(lifted, updates.dtype), shape=lifted)
+    new = emit.spread(updates, shape)
     combine = MODE_OPS[node.param["mode"]]
     if combine is not None:
-        new = add(combine, (x, new), x.aval)
-    add(Op.SELECT, (at, new, x), out.aval, target=out)
-    return nodes
+        new = emit.add(combine, (x, new), x.aval)
+    emit.add(Op.SELECT, (at, new, x), out.aval, target=out)
+    return emit.nodes

@@ -94,7 +94,7 @@ class BufferPool:
             self.allocated += 1
         start = block.ctypes.data
         interface = {"shape": tuple(shape), "typestr": dtype.str, "version": 3,
-                     "data": (start + (-start) % ALIGNMENT, False)}
+                     "data": (start + _to_line(start), False)}
         if dtype.fields is not None or dtype.subdtype is not None:
             interface["descr"] = dtype.descr
         self.lent += 1
@@ -137,8 +137,13 @@ def aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     dtype = np.dtype(dtype)
     nbytes = dtype.itemsize * math.prod(shape)
     block = np.empty(nbytes + ALIGNMENT, np.uint8)
-    start = (-block.ctypes.data) % ALIGNMENT
+    start = _to_line(block.ctypes.data)
     return block[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def _to_line(address: int) -> int:
+    """Bytes from ``address`` to the next multiple of ``ALIGNMENT`` (0 on one)."""
+    return -address % ALIGNMENT
 
 
 def _forget_after_fork() -> None:

@@ -74,11 +74,15 @@ def _bind_overload(overload: Any, loaded: compiler.LoadedModule, function: str,
     if kinds is None or returns not in abi.RETURNS \
             or not store.flattening_matches(overload, kinds):
         return None
-    nogil = bool(loaded.dispatcher(function).targetoptions.get("nogil"))
     address = overload.library.get_pointer_to_function(overload.fndesc.mangled_name)
-    return load.bind(address, kinds, returns, nogil,
+    return load.bind(address, kinds, returns, _nogil(loaded, function),
                      on_error or _numba_fallback(loaded, function, args),
                      overload.fndesc.qualname, overload)
+
+
+def _nogil(loaded: compiler.LoadedModule, function: str) -> bool:
+    """Whether ``function`` runs without the GIL (its wrapper then releases it)."""
+    return bool(loaded.dispatcher(function).targetoptions.get("nogil"))
 
 
 def compiled_already(loaded: compiler.LoadedModule, function: str, args: Sequence[Any],
@@ -137,8 +141,7 @@ def _compile_wrapper_free(loaded: compiler.LoadedModule, function: str, args: Se
             return None
         if path is not None and compiled:
             assert loaded.cache is not None and loaded.entry is not None   # a disk entry
-            nogil = bool(twin.targetoptions.get("nogil"))
-            if not _store_native(path, overload, args, nogil):
+            if not _store_native(path, overload, args, _nogil(loaded, function)):
                 # numba's cache keeps what a native entry cannot; the mark sends later
                 # processes there
                 compiler.compile_signature(loaded, function, sig)
