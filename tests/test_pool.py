@@ -166,3 +166,24 @@ def test_pooled_arrays_and_loop_scratch_buffers_start_on_a_cache_line(fresh_pool
     np.testing.assert_allclose(got, np.linalg.cholesky(a), rtol=1e-12)
     (loop,) = [r for r in jitted.lower(a)._entry.rendered.runs if isinstance(r, LoopRun)]
     assert all(b.ctypes.data % buffers.ALIGNMENT == 0 for b in loop._spare[0])
+    assert got.ctypes.data % buffers.ALIGNMENT == 0     # the carry's copy
+
+
+@pytest.mark.parametrize("n", [64, 100, 300])
+@pytest.mark.parametrize("steps", [1, 2])
+def test_a_loops_carry_copies_of_a_page_or_more_start_on_a_cache_line(fresh_pool, n, steps):
+    """A loop carry is copied before the driver updates it, and a carry the body replaces has a
+    second buffer: each starts on a cache line from a page on, so an odd or even number of
+    steps returns a lined-up array."""
+    from arrjit.lax import fori_loop
+
+    def smooth(a):
+        return fori_loop(0, steps, lambda i, x: x * 0.5 + a, a)
+
+    a = np.random.default_rng(n).random((n, n))
+    got = arrjit.jit(smooth)(a)
+    want = a.copy()
+    for _ in range(steps):
+        want = want * 0.5 + a
+    np.testing.assert_array_equal(got, want)
+    assert got.ctypes.data % buffers.ALIGNMENT == 0

@@ -141,6 +141,32 @@ def aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     return block[start:start + nbytes].view(dtype).reshape(shape)
 
 
+def line_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """``np.empty(shape, dtype)`` starting on a cache line when it spans a page or more (lent
+    from the pool from ``MIN_POOLED_BYTES``, else ``aligned_empty``); a smaller one from
+    ``np.empty``, where lining it up would cost more than filling it.
+
+    >>> line_empty((64, 8), np.dtype(np.float64)).ctypes.data % ALIGNMENT
+    0
+    """
+    dtype = np.dtype(dtype)
+    nbytes = dtype.itemsize * math.prod(shape)
+    if nbytes >= MIN_POOLED_BYTES:
+        return _pool.empty(shape, dtype)
+    if nbytes >= 1 << PAGE_BITS:
+        return aligned_empty(shape, dtype)
+    return np.empty(shape, dtype)
+
+
+def line_copy(array: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of ``array`` in a buffer of ``line_empty``."""
+    if array.nbytes < 1 << PAGE_BITS:
+        return np.array(array)
+    out = line_empty(array.shape, array.dtype)
+    np.copyto(out, array)
+    return out
+
+
 def _to_line(address: int) -> int:
     """Bytes from ``address`` to the next multiple of ``ALIGNMENT`` (0 on one)."""
     return -address % ALIGNMENT

@@ -337,7 +337,7 @@ class LoopFunction:
     def values(self, operands, n_carry: int, scratch: list[np.ndarray]) -> list:
         """The driver's arguments for one run on ``operands`` (carry, then invariants), with
         ``scratch`` buffers (``scratch()``) that no other run uses meanwhile."""
-        carry = [np.array(x) for x in operands[:n_carry]]           # copies: the loop swaps
+        carry = [pool.line_copy(x) for x in operands[:n_carry]]      # copies: the loop swaps
         return self._arguments(carry, list(operands[n_carry:]), scratch)
 
     def example_values(self) -> list:
@@ -348,7 +348,7 @@ class LoopFunction:
 
     def _arguments(self, carry: list, invariant: list, scratch: list[np.ndarray]) -> list:
         spare = iter(scratch)
-        second = [next(spare) if k in self.kept else np.empty_like(x)
+        second = [next(spare) if k in self.kept else pool.line_empty(x.shape, x.dtype)
                   for k, x in enumerate(carry)]
         return [*carry, *second, *invariant, *self.extra.constants, *spare, *self.extra.params,
                 self.extents]
