@@ -109,6 +109,30 @@ def test_boolean_and_integer_results_are_boxed(private_cache):
     assert total(a) == 6 and type(total(a)) is int
 
 
+def test_a_loop_driver_is_called_natively_and_raises_numpy_s_error_from_the_operands():
+    """A driver returns whether the final carries lie in their second buffers, a bool that
+    arrjit's wrapper boxes. On an error status numba's entry raises the error, running the
+    loop again from the operands (the failed run had changed its copies of the carries)."""
+    from arrjit.backends.cpu.loops import LoopRun
+    from arrjit.lax import fori_loop
+
+    def gather_sums(x, c, n):
+        return fori_loop(0, n, lambda i, c: (c * 2.0).at[0].add(x[i * 3]), c)
+
+    jitted = arrjit.jit(gather_sums, static_argnums=2)
+    x, c = np.arange(10.0), np.ones(3)
+    want = np.ones(3)
+    for steps in (1, 2, 3, 4):
+        want = want * 2.0
+        want[0] += x[(steps - 1) * 3]
+        np.testing.assert_array_equal(jitted(x, c, steps), want)
+    (loop,) = [r for r in jitted.lower(x, c, 5)._entry.rendered.runs if isinstance(r, LoopRun)]
+    with pytest.raises(IndexError, match="index 12 is out of bounds for axis 0 with size 10"):
+        jitted(x, c, 5)
+    assert load.is_native(loop._driver) == entries.native_in_use()
+    np.testing.assert_array_equal(c, np.ones(3))
+
+
 def test_code_that_needs_numba_s_runtime_is_not_stored(private_cache):
     a = np.ones(2)
     _entry("allocates", [a])
@@ -233,6 +257,11 @@ WARM_CHILD = textwrap.dedent("""
     x = np.linspace(-2, 2, 1001).reshape(7, 143)
     f = arrjit.jit(lambda x: (anp.tanh(x) * 2 + anp.exp(-x * x)).sum(axis=1))
     out = f(x)
+    # a loop: its driver returns which buffers hold the final carries, a bool
+    smooth = arrjit.jit(lambda x: arrjit.lax.fori_loop(
+        0, 3, lambda i, c: (c[0] * 0.5 + x, c[1] + i), (x, 0)))
+    smoothed, steps = smooth(x)
+    out = out + smoothed.sum(axis=1) + steps
     numba_imported = "numba" in sys.modules
     transforms_imported = "arrjit.autodiff.transforms" in sys.modules
     # threaded: the helpers' park and the workers, which call kernels inside ``try``, are
@@ -254,8 +283,8 @@ WARM_CHILD = textwrap.dedent("""
 
 
 def test_a_disk_warm_process_runs_without_importing_numba(tmp_path):
-    """Then threaded kernels, their helpers and workers native too: the same results as
-    compiled. Neither process imports differentiation's transformations (unused here)."""
+    """Kernels and a loop's driver; then threaded kernels, their helpers and workers native
+    too: the same results as compiled. Neither process imports differentiation's transformations (unused here)."""
     env = dict(os.environ, ARRJIT_CACHE_DIR=str(tmp_path))
     runs = [json.loads(subprocess.run([sys.executable, "-c", WARM_CHILD], env=env, check=True,
                                       capture_output=True, text=True).stdout)

@@ -236,15 +236,16 @@ def render_functions(functions: dict[str, str]) -> str:
 
 
 def render_loop_lines(entry: list[str], cond: list[str], body: list[str], predicate: str,
-                      carries: list[tuple[str, str, bool]], exit: list[str],
-                      results: list[str]) -> list[str]:
+                      carries: list[tuple[str, str, bool]], exit: list[str]) -> list[str]:
     """The body of a function that runs ``while predicate: body`` natively after ``entry``:
     the condition's statements set the local ``predicate``, the body's read each carry
     ``(now, next, scalar)`` from ``now`` and write it to ``next``, then ``now`` takes the next
     value (a swap of the two buffers, or for a ``scalar`` carry of its local ``<name>_s``; a
-    carry updated in place is not listed); ``exit`` runs after the loop, which returns
-    ``results``."""
+    carry updated in place is not listed); ``exit`` runs after the loop. The local ``odd``
+    tells whether the buffers swapped an odd number of times (``LoopFunction.definition``
+    adds the return)."""
     lines = [f"    {statement}" for statement in entry]
+    lines.append("    odd = False")
     lines.append("    while True:")
     lines += [f"        {statement}" for statement in cond]
     lines.append(f"        if not {predicate}:")
@@ -252,8 +253,9 @@ def render_loop_lines(entry: list[str], cond: list[str], body: list[str], predic
     lines += [f"        {statement}" for statement in body]
     for now, nxt, scalar in carries:
         lines.append(f"        {now}_s = {nxt}_s" if scalar else f"        {now}, {nxt} = {nxt}, {now}")
+    if any(not scalar for _, _, scalar in carries):
+        lines.append("        odd = not odd")
     lines += [f"    {statement}" for statement in exit]
-    lines.append(f"    return ({', '.join(results)},)")
     return lines
 
 
@@ -301,26 +303,33 @@ class LoopArguments:
 @dataclass
 class LoopFunction:
     """One loop as a numba function: ``<name>(now..., nxt..., invariants..., c..., t...,
-    P..., E)`` runs it on the carries in ``now`` (``nxt`` is their second buffer) and returns
-    the final carries. The top-level loop's is the module's ``driver``."""
+    P..., E)`` runs it on the carries in ``now`` (``nxt`` is their second buffer). A nested
+    loop's returns the final carries; the top-level loop's, the module's ``driver``, returns
+    whether the carries in ``swapped`` end in their second buffer (``final_carries``): a bool,
+    which arrjit's wrapper returns without numba's (a tuple of arrays needs numba's)."""
 
     carry_avals: list[Aval]
     invariant_avals: list[Aval]   # the condition's loop-invariant inputs, then the body's
     arguments: list[str]          # its parameters before E
-    lines: list[str]              # its body
+    lines: list[str]              # its body, before the return
     extra: LoopArguments
     kept: frozenset[int]          # carries updated in their own buffer (never swapped)
+    swapped: frozenset[int]       # carries whose two buffers swap places every iteration
 
-    def definition(self, name: str, options: str = DRIVER_OPTIONS) -> str:
+    def definition(self, name: str, options: str = DRIVER_OPTIONS,
+                   returns: str | None = None) -> str:
+        """The function ``name``, returning the final carries or else ``returns``."""
+        if returns is None:
+            returns = "(" + "".join(f"now{k}, " for k in range(len(self.carry_avals))) + ")"
         return (f"@njit({options})\ndef {name}({', '.join(self.arguments + ['E'])}):\n"
-                + "\n".join(self.lines) + "\n")
+                + "\n".join(self.lines) + f"\n    return {returns}\n")
 
     @cached_property
     def source(self) -> str:
         """The module of the top-level loop: its ``driver``, called from Python, and the
         functions it calls."""
-        return render_functions({**self.extra.functions,
-                                 "driver": self.definition("driver", NJIT_OPTIONS)})
+        driver = self.definition("driver", NJIT_OPTIONS, returns="odd")
+        return render_functions({**self.extra.functions, "driver": driver})
 
     @cached_property
     def extents(self) -> np.ndarray:
@@ -339,6 +348,13 @@ class LoopFunction:
         ``scratch`` buffers (``scratch()``) that no other run uses meanwhile."""
         carry = [pool.line_copy(x) for x in operands[:n_carry]]      # copies: the loop swaps
         return self._arguments(carry, list(operands[n_carry:]), scratch)
+
+    def final_carries(self, values: list, odd: bool) -> tuple:
+        """The final carries of a run of the driver on ``values`` (``values()``) that
+        returned ``odd``."""
+        n = len(self.carry_avals)
+        return tuple(values[n + k] if odd and k in self.swapped else values[k]
+                     for k in range(n))
 
     def example_values(self) -> list:
         def empty(a: Aval) -> np.ndarray:

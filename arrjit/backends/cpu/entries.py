@@ -23,19 +23,18 @@ from ...runtime import compile as compiler
 
 
 def entry_point(loaded: compiler.LoadedModule, function: str, args: Sequence[Any],
-                boxed_result: bool = True, on_error: Callable | None = None
-                ) -> compiler.Compiled:
+                on_error: Callable | None = None) -> compiler.Compiled:
     """The compiled entry point of ``loaded.module.<function>`` for ``args``' exact types.
-    Calling it skips numba's type dispatch on the hot path. ``boxed_result``: the function
-    returns None, a bool or an int (what arrjit's own wrapper boxes). A native entry that
-    meets an error status calls ``on_error`` with the call's arguments and returns its
-    result; by default numba's entry, which runs the function again to raise the error.
+    Calling it skips numba's type dispatch on the hot path. A native entry (for a function
+    returning None, a bool or an int: what arrjit's own wrapper boxes) that meets an error
+    status calls ``on_error`` with the call's arguments and returns its result; by default
+    numba's entry (``numba_fallback``), which runs the function again to raise the error.
 
     With the disk cache on, an entry stored natively (``native``) is loaded without numba;
     one compiled now is stored natively for the processes that come later. Where arrjit's
     wrapper can call it, numba compiles it without its CPython wrapper (a quarter to two
     fifths of a small kernel's compile)."""
-    key = _abi_key(args) if boxed_result else None
+    key = _abi_key(args)
     if key is not None and (function, key) in loaded.entries:
         return compiler.Compiled(loaded.entries[function, key], 0, 0)
     path = _native_path(loaded, function, key)
@@ -70,13 +69,13 @@ def _bind_overload(overload: Any, loaded: compiler.LoadedModule, function: str,
     from .native import abi, load, store
 
     kinds = abi.describe(args)
-    returns = str(overload.signature.return_type)
+    returns = store.returns_of(overload)
     if kinds is None or returns not in abi.RETURNS \
             or not store.flattening_matches(overload, kinds):
         return None
     address = overload.library.get_pointer_to_function(overload.fndesc.mangled_name)
     return load.bind(address, kinds, returns, _nogil(loaded, function),
-                     on_error or _numba_fallback(loaded, function, args),
+                     on_error or numba_fallback(loaded, function, args),
                      overload.fndesc.qualname, overload)
 
 
@@ -85,11 +84,11 @@ def _nogil(loaded: compiler.LoadedModule, function: str) -> bool:
     return bool(loaded.dispatcher(function).targetoptions.get("nogil"))
 
 
-def compiled_already(loaded: compiler.LoadedModule, function: str, args: Sequence[Any],
-                     boxed_result: bool = True) -> bool:
+def compiled_already(loaded: compiler.LoadedModule, function: str, args: Sequence[Any]
+                     ) -> bool:
     """Whether ``entry_point`` would find this entry compiled: loaded in this process, or
     stored on disk (natively, or in numba's cache)."""
-    key = _abi_key(args) if boxed_result else None
+    key = _abi_key(args)
     if key is not None and (function, key) in loaded.entries:
         return True
     path = _native_path(loaded, function, key)
@@ -166,7 +165,7 @@ def _load_native(path, loaded: compiler.LoadedModule, function: str, args: Seque
     try:
         # LLVM's symbol table is shared with numba compiling in another thread
         with compiler.compile_lock:
-            native = load.load(path, on_error or _numba_fallback(loaded, function, args))
+            native = load.load(path, on_error or numba_fallback(loaded, function, args))
     except load.DamagedEntry as err:
         # numba's files go too, so the compile that follows stores the entry again
         disk.warn_once("native:" + str(path), f"arrjit: native cache entry {path} could not "
@@ -178,8 +177,8 @@ def _load_native(path, loaded: compiler.LoadedModule, function: str, args: Seque
     return native
 
 
-def _numba_fallback(loaded: compiler.LoadedModule, function: str,
-                    args: Sequence[Any]) -> Callable:
+def numba_fallback(loaded: compiler.LoadedModule, function: str,
+                   args: Sequence[Any]) -> Callable:
     """What a native entry calls on an error status: numba's entry for the same types,
     which raises the error as numba reports it."""
     standins = [_standin(a) for a in args]   # the same numba types, without the buffers

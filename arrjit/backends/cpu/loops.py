@@ -18,7 +18,7 @@ from ...memory import StepMemory
 from ...plan import LoopStep, OutputKind
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
-from . import drivers, indexing, products, sequences
+from . import drivers, entries, indexing, products, sequences
 from .steps import LibraryRun, compile_entry, not_compiled, uncompiled
 from .target import cache_key_fields
 
@@ -56,7 +56,7 @@ class LoopRun:
         """The native driver, when not compiled yet (see ``KernelRun.jobs``)."""
         if self.native is None:
             return []
-        return uncompiled(self.native.source, [("driver", self.native.example_values(), False)])
+        return uncompiled(self.native.source, [("driver", self.native.example_values())])
 
     def compile(self, examples: list, stats: CompileStats) -> None:
         if self.native is None:
@@ -64,8 +64,9 @@ class LoopRun:
             self.body.compile(stats)
             return
         loaded = compiler.load_module(self.native.source, cache_key_fields())
-        self._driver = compile_entry(loaded, "driver", self.native.example_values(), stats,
-                                     boxed_result=False)   # returns the carry
+        examples = self.native.example_values()
+        self._driver = compile_entry(loaded, "driver", examples, stats, on_error=_raised)
+        self._raising_driver = entries.numba_fallback(loaded, "driver", examples)
 
     def compute(self, *operands: np.ndarray) -> tuple:
         if self.native is not None:
@@ -75,14 +76,24 @@ class LoopRun:
                 scratch = self._spare.pop()
             except IndexError:
                 scratch = self.native.scratch()
-            results = self._driver(*self.native.values(operands, self.n_carry, scratch))
+            values = self.native.values(operands, self.n_carry, scratch)
+            odd = self._driver(*values)
+            if odd is _raised:
+                # the run changed its carries: numba's entry raises the error from new copies
+                values = self.native.values(operands, self.n_carry, scratch)
+                odd = self._raising_driver(*values)
             self._spare.append(scratch)
-            return results
+            return self.native.final_carries(values, odd)
         return run_loop(self.cond, self.body, operands, self.n_carry, self.n_cond,
                         self.trip_count)
 
     def __call__(self, bufs: list) -> None:
         store_results(bufs, self.out_slots, self.compute(*(bufs[s] for s in self.in_slots)))
+
+
+def _raised(*values: np.ndarray) -> Callable:
+    """What a driver's native entry returns when the run met an error (itself: not a bool)."""
+    return _raised
 
 
 # The library steps a driver runs natively, each with its renderer (``supported``/``render``).
@@ -254,7 +265,7 @@ def _native_loop(cond: CpuPlan, body: CpuPlan) -> drivers.LoopFunction:
     lines = drivers.render_loop_lines(
         layout.entry, statements[0], statements[1], f"{predicate}_s",
         [(f"now{k}", f"nxt{k}", f"now{k}" in layout.registered) for k in swapped],
-        layout.to_arrays(f"now{k}" for k in range(n_carry)),
-        [f"now{k}" for k in range(n_carry)])
+        layout.to_arrays(f"now{k}" for k in range(n_carry)))
+    buffers_swapped = frozenset(k for k in swapped if f"now{k}" not in layout.registered)
     return drivers.LoopFunction(carry_avals, invariant, arguments + extra.names(), lines,
-                                extra, frozenset(kept))
+                                extra, frozenset(kept), buffers_swapped)

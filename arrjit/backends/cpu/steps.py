@@ -65,12 +65,13 @@ class KernelCall:
 
 
 def compile_entry(loaded: compiler.LoadedModule, name: str, args: Sequence[Any],
-                  stats: CompileStats, boxed_result: bool = True) -> Callable:
-    """The entry point of ``name`` for ``args``' types, counted in ``stats``
-    (``boxed_result`` as ``entries.entry_point``'s)."""
+                  stats: CompileStats, on_error: Callable | None = None) -> Callable:
+    """The entry point of ``name`` for ``args``' types, counted in ``stats`` (``on_error`` as
+    ``entries.entry_point``'s; a worker's is ``_chunk_raised``)."""
     t0 = time.perf_counter()
-    on_error = _chunk_raised if name.endswith(drivers.WORKER_SUFFIX) else None
-    result = entries.entry_point(loaded, name, args, boxed_result, on_error)
+    if on_error is None and name.endswith(drivers.WORKER_SUFFIX):
+        on_error = _chunk_raised
+    result = entries.entry_point(loaded, name, args, on_error)
     stats.add(result, time.perf_counter() - t0)
     return result.entry
 
@@ -131,7 +132,7 @@ class KernelRun:
         compiles = stats.compiles
         loaded = compiler.load_module(source, cache_key_fields())
         compiled = [compile_entry(loaded, function, args, stats)
-                    for function, args, _ in _entry_specs(call, examples)]
+                    for function, args in _entry_specs(call, examples)]
         if call.split:
             call.worker, call.finish = compiled
         elif call.chunked:
@@ -195,7 +196,7 @@ class KernelRun:
             call.entry(*args, 0, extent)   # raises the error a chunk met
 
 
-EntrySpec = tuple[str, list, bool]   # function, example arguments, ``boxed_result``
+EntrySpec = tuple[str, list]   # function, example arguments
 
 
 def _entry_specs(call: KernelCall, examples: list) -> list[EntrySpec]:
@@ -207,17 +208,17 @@ def _entry_specs(call: KernelCall, examples: list) -> list[EntrySpec]:
         writes, reads = call.buffers(examples)
         parts = _partials(call.kernel, 1)
         return [(splits.part_name(name) + drivers.WORKER_SUFFIX,
-                 parts + reads + [params] + _worker_tail(), True),
-                (name + "_finish", writes + reads + parts + [params, 1], True)]
+                 parts + reads + [params] + _worker_tail()),
+                (name + "_finish", writes + reads + parts + [params, 1])]
     if call.chunked:
-        return [(name + drivers.WORKER_SUFFIX, args + _worker_tail(), True)]
-    return [(name, args + [0, 1], True)]
+        return [(name + drivers.WORKER_SUFFIX, args + _worker_tail())]
+    return [(name, args + [0, 1])]
 
 
 def uncompiled(source: str, specs: list[EntrySpec]) -> list[tuple[str, list[EntrySpec]]]:
     """``[(source, specs)]`` when some entry of ``specs`` is not compiled yet, else ``[]``."""
     loaded = compiler.load_module(source, cache_key_fields())
-    done = all(entries.compiled_already(loaded, f, a, boxed) for f, a, boxed in specs)
+    done = all(entries.compiled_already(loaded, f, a) for f, a in specs)
     return [] if done else [(source, specs)]
 
 
@@ -228,8 +229,8 @@ def compile_in_worker(source: str, specs: list[EntrySpec], cache_dir: str) -> No
         config.update("cache_dir", cache_dir)
         compiler.clear()
     loaded = compiler.load_module(source, cache_key_fields())
-    for function, args, boxed in specs:
-        entries.entry_point(loaded, function, args, boxed)
+    for function, args in specs:
+        entries.entry_point(loaded, function, args)
 
 
 class SerialByChunk:
@@ -323,7 +324,7 @@ class LibraryRun:
         if self.native is None:
             return []
         return uncompiled(self.sources[0], [(self.native.name,
-                                             self._entry_args(self.native, examples), True)])
+                                             self._entry_args(self.native, examples))])
 
     def compile(self, examples: list, stats: CompileStats) -> None:
         if self.native is not None:

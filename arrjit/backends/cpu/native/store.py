@@ -34,12 +34,21 @@ _DECLARE = re.compile(r'^declare [^@]*@"?([^"(]+)"?\(|^@"?([^"\s]+)"? = external
 _REFERENCE = re.compile(r'@"?([\w.$]+)"?')
 
 
+def returns_of(overload: Any) -> str:
+    """The name of numba ``overload``'s return type, as ``abi.RETURNS`` spells it: a literal
+    (a function that returns ``False`` on every path) by the type it is a value of, which
+    numba passes in the same form."""
+    from numba.core import types
+
+    return str(types.unliteral(overload.signature.return_type))
+
+
 def store(path: Path, overload: Any, args: Sequence[Any], nogil: bool) -> bool:
     """Write the native entry of numba ``overload`` (compiled for ``args``; ``nogil`` as its
     dispatcher was) to ``path``. Returns False, writing nothing, when the overload has no
     native form."""
     kinds = abi.describe(args)
-    returns = str(overload.signature.return_type)
+    returns = returns_of(overload)
     if kinds is None or returns not in abi.RETURNS or not flattening_matches(overload, kinds):
         return False
     symbol = overload.fndesc.mangled_name
