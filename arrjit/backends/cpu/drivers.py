@@ -271,7 +271,8 @@ class LoopArguments:
     extents: list[int] = field(default_factory=list)
     functions: dict[str, str] = field(default_factory=dict)
     nested: int = 0           # nested loops laid out so far (their results' names)
-    register_calls: int = 0   # kernels called in their register form (``registers``)
+    # kernels inlined in their register form (``registers``), in order
+    register_kernels: list[registers.RegisterCode] = field(default_factory=list)
     array_calls: int = 0      # kernels and library steps called on arrays
 
     def constant(self, value: np.ndarray) -> str:
@@ -469,21 +470,21 @@ class LoopLayout:
         writes, reads = args[:n_writes], args[n_writes:]
         if registers.register_kernel(call.kernel) and all(n in self.registered for n in writes):
             known = {k: self.known[n] for k, n in enumerate(reads) if n in self.known}
-            rendered = registers.render_register_kernel(call.kernel, known)
-            self.extra.functions[rendered.name] = rendered.source
-            params = self.extra.param(rendered.params)
-            if len(rendered.params):
+            code = registers.register_code(call.kernel, known)
+            params = ""
+            if len(code.params):
+                params = self.extra.param(code.params)
                 # the values in registers: read from the vector, every iteration would load
                 # them again after each store (numba tells LLVM nothing of aliasing)
-                values = "".join(f"{params}[{k}], " for k in range(len(rendered.params)))
+                values = "".join(f"{params}[{k}], " for k in range(len(code.params)))
                 self.entry.append(f"{params}t = ({values})")
                 params += "t"
-            self.extra.register_calls += 1
+            self.extra.register_kernels.append(code)
             self.defined.update(writes)
             results = "".join(f"{n}_s, " for n in writes)
-            operands = "".join(f"{n}_s, " if n in self.registered else f"{n}, "
-                               for n in reads)
-            return [f"{results}= {rendered.name}({operands}{params})"]
+            operands = [f"{n}_s" if n in self.registered else n for n in reads]
+            return code.inlined(f"k{len(self.extra.register_kernels)}_", operands, params,
+                                results)
         # a write the kernel updates only in part (a region store) needs its elements first
         partial = [n for k, n in enumerate(writes)
                    if n in self.registered and n in self.defined

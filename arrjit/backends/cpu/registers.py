@@ -47,6 +47,7 @@ import dataclasses
 import hashlib
 import itertools
 import operator
+import re
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -96,11 +97,57 @@ def writes_every_element(kernel: Kernel, buffer: int) -> bool:
     return stored == list(range(aval.size))
 
 
+# The locals of a register kernel's statements: its reads, its parameters and their vector,
+# its values (``codegen``'s names)
+_LOCAL = re.compile(r"\b(?:[rpv]\d+(?:_\d+)?|P)\b")
+
+
+@dataclasses.dataclass(frozen=True)
+class RegisterCode:
+    """A register kernel's statements: ``lines`` compute ``returns``, the tuple of its written
+    values, from its reads ``r0, r1, ...`` and its parameter vector ``P`` (``params``)."""
+
+    lines: list[str]
+    returns: str
+    n_reads: int
+    params: np.ndarray
+
+    def function(self) -> RenderedKernel:
+        """The statements as a function ``registers_<digest>(r0, r1, ..., P)``."""
+        signature = [f"r{k}" for k in range(self.n_reads)] + ["P"]
+        text = "\n".join("    " + line for line in self.lines + [f"return {self.returns}"])
+        digest = hashlib.sha256((", ".join(signature) + "\n" + text).encode()).hexdigest()[:16]
+        name = f"registers_{digest}"
+        source = f"@njit({LEAF_OPTIONS})\ndef {name}({', '.join(signature)}):\n{text}\n"
+        return RenderedKernel(name, source, self.params)
+
+    def inlined(self, prefix: str, operands: list[str], params: str, results: str
+                ) -> list[str]:
+        """The statements in a caller, which passes the reads ``operands`` and the parameter
+        vector ``params`` and binds the written values to ``results`` (``"a, b, "``): the
+        kernel's locals take ``prefix`` so that they meet none of the caller's. (A function
+        per kernel cost numba a compile of its own, and LLVM an optimisation of its module,
+        before the driver inlined it.)"""
+        def local(text: str) -> str:
+            return _LOCAL.sub(lambda m: prefix + m.group(0), text)
+        bound = [f"{prefix}r{k} = {x}" for k, x in enumerate(operands)]
+        if len(self.params):
+            bound.append(f"{prefix}P = {params}")
+        return bound + [local(line) for line in self.lines] + [
+            f"{results}= {local(self.returns)}"]
+
+
 def render_register_kernel(kernel: Kernel,
                            known: Mapping[int, np.ndarray] | None = None) -> RenderedKernel:
     """``kernel`` as a function of its read values returning its written values; ``known``:
     reads whose values are constants (by read index), whose elements at literal indices
     become literals."""
+    return register_code(kernel, known).function()
+
+
+def register_code(kernel: Kernel, known: Mapping[int, np.ndarray] | None = None
+                  ) -> RegisterCode:
+    """``kernel``'s statements in registers (``render_register_kernel``)."""
     assert register_kernel(kernel)
     known = known or {}
     params = ParamTable()
@@ -156,13 +203,8 @@ def render_register_kernel(kernel: Kernel,
             values.append(f"{cast}({names[0]})")
         else:
             values.append("(" + ", ".join(f"{cast}({n})" for n in names) + ",)")
-    lines.append(f"return ({', '.join(values)},)")
-    signature = [f"r{k}" for k in range(len(kernel.reads))] + ["P"]
-    text = "\n".join("    " + line for line in params.prologue() + lines)
-    digest = hashlib.sha256((", ".join(signature) + "\n" + text).encode()).hexdigest()[:16]
-    name = f"registers_{digest}"
-    source = f"@njit({LEAF_OPTIONS})\ndef {name}({', '.join(signature)}):\n{text}\n"
-    return RenderedKernel(name, source, np.asarray(params.values, dtype=np.int64))
+    return RegisterCode(params.prologue() + lines, f"({', '.join(values)},)",
+                        len(kernel.reads), np.asarray(params.values, dtype=np.int64))
 
 
 def _points(sizes: tuple[int, ...]):
