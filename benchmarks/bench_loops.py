@@ -262,14 +262,20 @@ def make_runner(program: str, peer: str):
     elif peer == "numba":
         run = _numba_programs()[program]
     else:
-        if jax is None:
-            raise NotImplementedError("jax is not installed")
-        jax.config.update("jax_enable_x64", True)
-        jitted = jax.jit(lambda *a: fn(jax.numpy, jax_lax, *a))
-        run = lambda *a: jitted(*a).block_until_ready()  # noqa: E731
-        args = tuple(jax.numpy.asarray(a) for a in args)
+        run, args = jax_peer(fn, args)
     run(*args)
     return run, args
+
+
+def jax_peer(fn, args: tuple) -> tuple:
+    """``(run, args)``: ``fn(jax.numpy, jax.lax, *args)`` under ``jax.jit`` on the CPU with
+    x64, each call waiting for its result, and ``args`` with the arrays as JAX's."""
+    if jax is None:
+        raise NotImplementedError("jax is not installed")
+    jax.config.update("jax_enable_x64", True)
+    jitted = jax.jit(lambda *a: fn(jax.numpy, jax_lax, *a))
+    return ((lambda *a: jitted(*a).block_until_ready()),
+            tuple(jax.numpy.asarray(a) if isinstance(a, np.ndarray) else a for a in args))
 
 
 class SolverLoops:

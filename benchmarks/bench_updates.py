@@ -3,7 +3,9 @@ of a value the program computed, then used. arrjit against ``jax.jit`` of the sa
 NumPy written by hand (``y = 2 * x; y[i] = v; y + 1``). Run as a script to print the table:
 ``python benchmarks/bench_updates.py``.
 """
+import os
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -11,11 +13,8 @@ import numpy as np
 import arrjit
 from arrjit import lax
 
-try:
-    import jax
-    from jax import lax as jax_lax
-except ImportError:  # a missing peer is skipped, never faked
-    jax = None
+sys.path.insert(0, os.path.dirname(__file__))
+from bench_loops import jax_peer  # noqa: E402
 
 
 def row_set(ns, lx, x, v, i):
@@ -70,12 +69,7 @@ def make_runner(program: str, peer: str, n: int):
     elif peer == "numpy":
         run = by_hand
     else:
-        if jax is None:
-            raise NotImplementedError("jax is not installed")
-        jax.config.update("jax_enable_x64", True)
-        jitted = jax.jit(lambda *a: fn(jax.numpy, jax_lax, *a))
-        run = lambda *a: jitted(*a).block_until_ready()  # noqa: E731
-        args = (jax.numpy.asarray(args[0]), jax.numpy.asarray(args[1]), args[2])
+        run, args = jax_peer(fn, args)
     run(*args)
     return run, args
 

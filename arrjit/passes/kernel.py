@@ -147,6 +147,11 @@ class Position:
 Stmt = Union[Load, Const, Compute, Position]
 
 
+def checked(stmt: Stmt) -> bool:
+    """Whether ``stmt`` is a ``Position`` checked at run time (one not known in range)."""
+    return isinstance(stmt, Position) and not stmt.in_range
+
+
 @dataclass(frozen=True)
 class Kernel:
     """A loop nest over ``sizes`` (dimensions already merged where the accesses allow).

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...core.dtypes import Aval
 from ...core.ir import Op
-from ...passes.kernel import Compute, Kernel, Position
+from ...passes.kernel import Compute, Kernel, checked
 from ...runtime import pool
 from . import registers
 from .codegen import (DRIVER_OPTIONS, NJIT_OPTIONS, PRELUDE, REDUCTION_OPTIONS, RenderedKernel,
@@ -47,7 +47,7 @@ def may_raise(kernel: Kernel) -> bool:
     ``ValueError``) or computes with complex numbers (numba's own complex functions raise on
     some zeros)."""
     for stmt in kernel.stmts:
-        if isinstance(stmt, Position) and not stmt.in_range:
+        if checked(stmt):
             return True
         if isinstance(stmt, Compute) and any(
                 d.kind == "c" or (stmt.op is Op.POW and d.kind == "i")

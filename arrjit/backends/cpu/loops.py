@@ -50,6 +50,7 @@ class LoopRun:
         self.sources = ([self.native.source] if self.native is not None
                         else self.cond.sources + self.body.sources)
         self._driver: Callable = not_compiled
+        self._raising_driver: Callable = not_compiled   # numba's entry: raises a run's error
         self._spare: list[list[np.ndarray]] = []   # scratch buffers of finished runs
 
     def jobs(self, examples: list) -> list:

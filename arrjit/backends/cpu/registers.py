@@ -54,7 +54,7 @@ import numpy as np
 
 from ...core.dtypes import Aval
 from ...core.ir import Op
-from ...passes.kernel import Affine, Compute, Const, Kernel, Load, Position
+from ...passes.kernel import Affine, Compute, Const, Kernel, Load, Position, checked
 from ..source import constant_text, literal, position_lines, type_name
 from .access import ParamTable
 from .codegen import LEAF_OPTIONS, RenderedKernel
@@ -177,9 +177,9 @@ def register_code(kernel: Kernel, known: Mapping[int, np.ndarray] | None = None
     live = _live(entries, {n for names in results for n in names}, resolve,
                  set(folded) | set(aliases), varying)
     entries = [(stmt, point) for stmt, point in entries
-               if _checks(stmt)
+               if checked(stmt)
                or _named(stmt.name, _element(point), varying) in live.difference(aliases)]
-    head, checked = _positions_first(entries, resolve)
+    head, together = _positions_first(entries, resolve)
 
     def emit(stmt, point) -> None:
         name = resolve(stmt.name, _element(point))
@@ -190,9 +190,9 @@ def register_code(kernel: Kernel, known: Mapping[int, np.ndarray] | None = None
 
     for stmt, point in head:
         emit(stmt, point)
-    if checked:
-        lines.extend(_checked_together(checked, resolve, params))
-    placed = {id(entry) for entry in head + checked}
+    if together:
+        lines.extend(_checked_together(together, resolve, params))
+    placed = {id(entry) for entry in head + together}
     for entry in entries:
         if id(entry) not in placed:
             emit(*entry)
@@ -279,7 +279,7 @@ def _positions_first(entries, resolve: Callable[[str, int], str]) -> tuple[list,
     """With two or more positions none of which depends on a read at a position: the
     statements the positions need, in order, and the positions (checked together before any
     read, ``_checked_together``). Otherwise nothing: each position is checked where it is."""
-    positions = [entry for entry in entries if _checks(entry[0])]
+    positions = [entry for entry in entries if checked(entry[0])]
     if len(positions) < 2:
         return [], []
     defined = {resolve(stmt.name, _element(point)): (stmt, point) for stmt, point in entries}
@@ -297,11 +297,6 @@ def _positions_first(entries, resolve: Callable[[str, int], str]) -> tuple[list,
             pending.extend(resolve(a, _element(point)) for a in stmt.args)
     head = [entry for entry in entries if resolve(entry[0].name, _element(entry[1])) in needed]
     return head, positions
-
-
-def _checks(stmt) -> bool:
-    """Whether ``stmt`` is a ``Position`` checked at run time (one not known in range)."""
-    return isinstance(stmt, Position) and not stmt.in_range
 
 
 def _element(point: tuple[int, tuple[int, ...]] | None) -> int:
@@ -338,7 +333,7 @@ def _live(entries, results: set[str], resolve: Callable[[str, int], str],
     for stmt, point in reversed(entries):
         e = _element(point)
         name = _named(stmt.name, e, varying)
-        if name in settled or not (_checks(stmt) or name in live):
+        if name in settled or not (checked(stmt) or name in live):
             continue
         if isinstance(stmt, Load):
             live.update(resolve(p, e) for p, _ in stmt.access.positions)
