@@ -193,6 +193,31 @@ class Kernel:
         return (f"<Kernel {form}: reads {reads}; writes {writes}; "
                 f"{len(self.stmts)} statements>")
 
+    def fill_values(self) -> tuple[bool | int | float | complex, ...] | None:
+        """The constant each write is filled with, when that is all the kernel does (it reads
+        nothing and stores one literal constant into every element of each write, in order);
+        else None. ``zeros((2000, 3))`` is such a kernel:
+
+        >>> from arrjit.core.dtypes import Aval
+        >>> out = Var(0, Aval((2000, 3), np.dtype('f8')))
+        >>> k = Kernel((6000,), (), (out,), (Const('v0', 0.0, np.dtype('f8')),),
+        ...            (Store(0, 'v0', Affine(0, (1,))),))
+        >>> k.fill_values()
+        (0.0,)
+        """
+        if self.reads or self.n_outer is not None or len(self.stores) != len(self.writes):
+            return None
+        constants = {s.name: s.value for s in self.stmts
+                     if isinstance(s, Const) and not s.runtime}
+        whole = Affine(0, c_strides(self.sizes))
+        values = []
+        for k, (store, v) in enumerate(zip(self.stores, self.writes)):
+            if store.buffer != k or store.value not in constants or store.access != whole \
+                    or v.aval.size != self.elements:
+                return None
+            values.append(constants[store.value])
+        return tuple(values)
+
 
 
 

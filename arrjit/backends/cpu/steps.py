@@ -45,6 +45,7 @@ class KernelCall:
     finish: Callable = not_compiled
     splitting: Split | None = None   # a reduction run as per-chunk partials, then combined
     choice: ThreadChoice = field(default_factory=ThreadChoice)   # of a chunked kernel
+    filled: bool = False    # a small constant fill: NumPy fills the buffers, nothing compiles
 
     @property
     def split(self) -> bool:
@@ -96,9 +97,14 @@ class KernelRun:
         threshold = config.parallel_threshold or MIN_PARALLEL_WORK
         self.parallel = thread_count() > 1 and any(
             work(c.kernel) >= threshold for c in calls)
-        self.modules: list[str] = []     # per call: the source of its module
+        self.modules: list[str | None] = []   # per call: the source of its module, if any
         for c in calls:
             big = self.parallel and work(c.kernel) >= threshold
+            fills = c.kernel.fill_values()
+            if fills is not None and not big:
+                c.filled, c.entry = True, Fill(fills)
+                self.modules.append(None)
+                continue
             c.splitting = splits.split_of(c.kernel, c.rendered) if big else None
             c.chunked = big and not c.split and splittable(c.kernel)
             if c.splitting is not None:
@@ -114,7 +120,7 @@ class KernelRun:
 
     @property
     def sources(self) -> list[str]:
-        return list(dict.fromkeys(self.modules))
+        return list(dict.fromkeys(m for m in self.modules if m is not None))
 
     def compile(self, examples: list, stats: CompileStats) -> None:
         """Compile every entry point for the buffer types in ``examples`` (one per slot).
@@ -129,6 +135,9 @@ class KernelRun:
     def compile_call(self, k: int, examples: list, stats: CompileStats) -> None:
         """Compile call ``k``'s entry points (see ``compile``)."""
         call, source = self.calls[k], self.modules[k]
+        if source is None:   # a fill: a kernel of the program, nothing to compile
+            stats.kernel_built(stats.compiles)
+            return
         compiles = stats.compiles
         loaded = compiler.load_module(source, cache_key_fields())
         compiled = [compile_entry(loaded, function, args, stats)
@@ -148,7 +157,7 @@ class KernelRun:
     def jobs(self, examples: list) -> list[tuple[str, list]]:
         """Per call not compiled yet: its module's source and the entries to compile
         (``compile_in_worker``'s arguments)."""
-        return [job for call, source in zip(self.calls, self.modules)
+        return [job for call, source in zip(self.calls, self.modules) if source is not None
                 for job in uncompiled(source, _entry_specs(call, examples))]
 
     def _run_split(self, call: KernelCall, split: Split, bufs: list, chunks: int,
@@ -194,6 +203,20 @@ class KernelRun:
         elif not run_chunks(call.worker, args, extent,
                             min(_chunks_per_thread(call) * threads, extent), threads):
             call.entry(*args, 0, extent)   # raises the error a chunk met
+
+
+class Fill:
+    """The entry point of a kernel that only fills its outputs with constants
+    (``Kernel.fill_values``), as its compiled entry is called: NumPy fills each buffer. A fill
+    too small to split across threads is not worth a compile (a zeros array, a loop's initial
+    carry, the stacked output of a ``scan``)."""
+
+    def __init__(self, values: tuple):
+        self.values = values
+
+    def __call__(self, *args: Any) -> None:
+        for buffer, value in zip(args, self.values):
+            buffer.fill(value)
 
 
 EntrySpec = tuple[str, list]   # function, example arguments
