@@ -18,7 +18,7 @@ from ...memory import StepMemory
 from ...plan import LoopStep, OutputKind
 from ...runtime import compile as compiler
 from ...runtime.compile import CompileStats
-from . import drivers, entries, indexing, products, sequences
+from . import entries, indexing, loopfunctions, products, sequences
 from .steps import LibraryRun, compile_entry, not_compiled, uncompiled
 from .target import cache_key_fields
 
@@ -114,7 +114,8 @@ def _read_slots(run) -> list[int]:
 
 
 def _library_call(run: LibraryRun, plan, names: dict[int, str], carried: list[int],
-                  layout: drivers.LoopLayout, later_reads: set[int], kept: set[int]) -> list[str]:
+                  layout: loopfunctions.LoopLayout, later_reads: set[int],
+                  kept: set[int]) -> list[str]:
     """A library step (gather, scatter, concatenation, product) in a native driver: names its
     output and returns the statements. A scatter updates
     its operand's buffer in place when nothing reads that buffer afterwards and it is a value
@@ -149,15 +150,15 @@ def _library_call(run: LibraryRun, plan, names: dict[int, str], carried: list[in
             return [*layout.to_arrays(args[:1]),
                     f"{names[out]}_s = {layout.extra.call(rendered, tuple(args), 1)}"]
         return [*layout.to_arrays(args),
-                layout.extra.call(rendered, (names[out], *args), 1),
+                *layout.extra.run(rendered, (names[out], *args), 1),
                 *layout.from_arrays([names[out]])]
     return [*layout.to_arrays(reads),
-            layout.extra.call(rendered, (names[out], *reads), 1),
+            *layout.extra.run(rendered, (names[out], *reads), 1),
             *layout.from_arrays([names[out]])]
 
 
 def _nested_loop(run: LoopRun, names: dict[int, str], outputs: list[int],
-                 layout: drivers.LoopLayout, slot_avals: list[Aval], later_reads: set[int],
+                 layout: loopfunctions.LoopLayout, slot_avals: list[Aval], later_reads: set[int],
                  kept: set[int]) -> list[str]:
     """A loop inside a loop's condition or body (``outputs``: the body's results, whose
     buffers are ``nxt<k>``): its function is called by the enclosing one. A carry the inner
@@ -216,12 +217,12 @@ def _obstacle(cond: CpuPlan, body: CpuPlan) -> str | None:
     return None
 
 
-def _native_loop(cond: CpuPlan, body: CpuPlan) -> drivers.LoopFunction:
+def _native_loop(cond: CpuPlan, body: CpuPlan) -> loopfunctions.LoopFunction:
     """Lay out the native function of a loop whose plans ``_obstacle`` accepts."""
     n_carry = len(body.plan.outputs)
     carry_avals = body.plan.slot_avals[:n_carry]
-    extra = drivers.LoopArguments()
-    layout = drivers.LoopLayout(extra)
+    extra = loopfunctions.LoopArguments()
+    layout = loopfunctions.LoopLayout(extra)
     arguments = [layout.argument(f"now{k}", a) for k, a in enumerate(carry_avals)]
     arguments += [f"nxt{k}" for k in range(n_carry)]
     invariant: list[Aval] = []
@@ -263,10 +264,10 @@ def _native_loop(cond: CpuPlan, body: CpuPlan) -> drivers.LoopFunction:
         if which == 0:
             predicate = names[outputs[0]]
     swapped = [k for k in range(n_carry) if k not in kept]
-    lines = drivers.render_loop_lines(
+    lines = loopfunctions.render_loop_lines(
         layout.entry, statements[0], statements[1], f"{predicate}_s",
         [(f"now{k}", f"nxt{k}", f"now{k}" in layout.registered) for k in swapped],
         layout.to_arrays(f"now{k}" for k in range(n_carry)))
     buffers_swapped = frozenset(k for k in swapped if f"now{k}" not in layout.registered)
-    return drivers.LoopFunction(carry_avals, invariant, arguments + extra.names(), lines,
+    return loopfunctions.LoopFunction(carry_avals, invariant, arguments + extra.names(), lines,
                                 extra, frozenset(kept), buffers_swapped)

@@ -6,7 +6,7 @@ memory and array bookkeeping for every statement. An elementwise kernel whose wr
 small (``in_registers``) is rendered here a second time as ``name(r0, r1, ..., P)`` returning
 its written values, cast to their dtypes, as a tuple: a 0-d value as a scalar, a small array
 as the tuple of its elements in C order. The driver keeps such values in local variables
-(registers) and calls this form instead (``backends/cpu/drivers.LoopLayout``). Its reads in
+(registers) and calls this form instead (``backends/cpu/loopfunctions.LoopLayout``). Its reads in
 registers arrive the same way; other reads are arrays it reads single elements of
 (``u[i - 1, j] + u[i + 1, j]``: ``Position`` statements).
 
