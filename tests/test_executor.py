@@ -190,3 +190,24 @@ def test_the_interpreter_tier_answers_through_the_shared_loop(monkeypatch):
     assert_same(first, np.sin(np.linspace(0, 1, 6)) * 2 + 1)
     assert_same(view, np.full((2, 3), 3.0))
     f.block_until_compiled()
+
+
+def test_a_library_result_owns_its_buffer():
+    """A plan hands a dead operand's buffer to a later value: a library step's result that
+    were a view of its operand (a gather of a slice, a transposing einsum) would change with
+    it. A scatter's in-place result is its operand's buffer, as the plan asked."""
+    from arrjit.core import library
+    from arrjit.core.ir import Op
+
+    x = np.arange(12.0).reshape(3, 4)
+    picked = library.call(Op.GATHER, [x], {"index": (("slice", 1, 3, None),)}, x.dtype)
+    swapped = library.call(Op.EINSUM, [x], {"subscripts": "ij->ji"}, x.dtype)
+    x_before = x.copy()
+    x[:] = -1.0
+    np.testing.assert_array_equal(picked, x_before[1:3])
+    np.testing.assert_array_equal(swapped, x_before.T)
+    y = np.zeros(4)
+    updated = library.call(Op.SCATTER, [y, np.ones(1)], {"index": ((("slice", 0, 1, None)),),
+                                                        "mode": "set", "in_place": True},
+                           y.dtype)
+    assert updated is y and y[0] == 1.0

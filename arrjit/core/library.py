@@ -115,5 +115,17 @@ def call(op: Op, operands: Sequence[np.ndarray], params: dict[str, Any],
     arrays then comes back)."""
     out = LIBRARY_IMPLS[op](*operands, **params)
     if isinstance(dtypes, tuple):
-        return tuple(np.asarray(x, dtype=dt, order="C") for x, dt in zip(out, dtypes))
-    return np.asarray(out, dtype=dtypes, order="C")
+        return tuple(_owned(np.asarray(x, dtype=dt, order="C"), operands)
+                     for x, dt in zip(out, dtypes))
+    result = np.asarray(out, dtype=dtypes, order="C")
+    return result if op is Op.SCATTER else _owned(result, operands)
+
+
+def _owned(result: np.ndarray, operands: Sequence[np.ndarray]) -> np.ndarray:
+    """``result``, copied when it may be a view of an operand (a gather of a slice, einsum's
+    ``ij->ji``): a plan gives each result a buffer of its own, and hands an operand's buffer
+    to a later value once the operand is dead. (A scatter's in-place result is its operand's
+    buffer on purpose: the plan proved that operand dead.)"""
+    if any(isinstance(x, np.ndarray) and np.may_share_memory(result, x) for x in operands):
+        return result.copy()
+    return result
