@@ -23,7 +23,7 @@ from .fuse import partition
 from .kernel import LibraryCall, Partition
 from .ranges import Bounds, loop_entry, value_ranges
 from .simplify import simplify
-from .updates import updates_as_selects
+from .updates import updates_as_selects, updates_sunk
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def lower(graph: Graph, loop_part: bool = False, positions: bool = False,
         verify(graph)
     simple = simplify(graph)
     if positions and not loop_part:
-        simple = updates_as_selects(simple)
+        simple = updates_sunk(updates_as_selects(simple))
     if config.verify_ir:
         verify(simple)
     bounds = value_ranges(simple, known or {}) if positions else {}

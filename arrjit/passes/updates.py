@@ -1,5 +1,5 @@
 """Updates at run-time positions as selects, so that they fuse with what computes and reads
-the updated value.
+the updated value; other updates moved below the elementwise step that reads their result.
 
 ``(x * 2).at[i].set(v) + 1`` as a region store (``passes.regions``) computes ``x * 2`` into a
 buffer, stores row ``i`` into it, and reads the buffer back for the sum: two passes over the
@@ -23,6 +23,13 @@ read at the loop's index.
 ...           make_params(index=(("array", 0),), mode="add"))), (z,))
 >>> sorted({n.op.value for n in updates_as_selects(g).nodes})
 ['add', 'broadcast', 'const', 'equal', 'exp', 'gather', 'reshape', 'select']
+
+An update that is no select (a window of ``dynamic_update_slice``, or one of a value not
+computed elementwise) and whose result only an elementwise step reads moves below that step:
+``g(x.at[w].set(u), s)`` is ``g(x, s).at[w].set(g(u, s))`` for scalars ``s``
+(``updates_sunk``). The step then
+fuses with what computes ``x``, and the update stores the region into its result in place
+(``passes.regions``): one pass over the array and a region instead of three passes.
 """
 from __future__ import annotations
 
@@ -30,9 +37,10 @@ import numpy as np
 
 from ..core.dtypes import Aval
 from ..core.ir import ELEMENTWISE, Graph, Node, Op, Var
-from ..core.library import is_array_item
+from ..core.library import indexed_shape, is_array_item
 from .regions import MODE_OPS
 from .rewrites import Emitter, rewrite_nodes
+from .simplify import eliminate_dead_code
 
 _FULL = ("slice", None, None, None)
 
@@ -103,4 +111,84 @@ def _as_select(node: Node, new_var) -> list[Node]:
     if combine is not None:
         new = emit.add(combine, (x, new), x.aval)
     emit.add(Op.SELECT, (at, new, x), out.aval, target=out)
+    return emit.nodes
+
+
+def updates_sunk(graph: Graph) -> Graph:
+    """``graph`` with each ``set`` update whose result only one elementwise step reads moved
+    below that step, repeatedly (see the module's docstring)."""
+    while True:
+        producer = {n.out: n for n in graph.nodes}
+        readers: dict[Var, list[Node]] = {}
+        for node in graph.nodes:
+            for v in set(node.inputs):
+                readers.setdefault(v, []).append(node)
+        outputs = set(graph.outputs)
+        below: dict[Var, Node] = {}     # a step's output -> the update moving below it
+        for node in graph.nodes:
+            found = [producer[v] for v in node.inputs
+                     if v in producer and _sinks_below(producer[v], node, producer, readers,
+                                                       outputs)]
+            if found:
+                below[node.out] = found[0]
+        if not below:
+            return graph
+        graph = eliminate_dead_code(rewrite_nodes(
+            graph, lambda n: n.out in below, lambda n, new_var: _sunk(n, below[n.out], producer, new_var)))
+
+
+def _sinks_below(update: Node, step: Node, producer: dict[Var, Node],
+                 readers: dict[Var, list[Node]], outputs: set[Var]) -> bool:
+    """Whether ``update`` moves below ``step``: a ``set`` through ints, slices and index
+    arrays whose result ``step``, elementwise over its shape, alone reads, with no other
+    operand but scalars (a whole array read again in the region would be read after the
+    step: a donated input's buffer could then not take the step's result)."""
+    if (update.op is not Op.SCATTER or update.param["mode"] != "set"
+            or update.out in outputs or readers.get(update.out) != [step]
+            or step.op not in ELEMENTWISE or step.extra or step.out.shape != update.out.shape):
+        return False
+    if any(v is not update.out and _scalar(v, producer) is None for v in step.inputs):
+        return False
+    return all(isinstance(item, int) or (isinstance(item, tuple) and bool(item)
+                                         and item[0] in ("array", "slice"))
+               for item in update.param["index"])
+
+
+def _scalar(v: Var, producer: dict[Var, Node]) -> Var | None:
+    """The 0-d value ``v`` is, or is a broadcast of; else None."""
+    if v.ndim == 0:
+        return v
+    node = producer.get(v)
+    if node is not None and node.op is Op.BROADCAST and node.inputs[0].ndim == 0:
+        return node.inputs[0]
+    return None
+
+
+def _sunk(step: Node, update: Node, producer: dict[Var, Node], new_var) -> list[Node]:
+    """``step`` reading the updated value's base, then the update of its result with
+    ``step`` applied to the update (and the same scalars)."""
+    x, arrays, updates = update.inputs[0], update.inputs[1:-1], update.inputs[-1]
+    template = update.param["index"]
+    region = indexed_shape(x.shape, template, [a.aval for a in arrays])
+    emit = Emitter(new_var)
+    if updates.dtype != x.dtype:
+        updates = emit.add(Op.CAST, (updates,), Aval(updates.shape, x.dtype), dtype=x.dtype)
+    if updates.ndim > len(region):     # leading ones NumPy drops to assign
+        kept = updates.shape[updates.ndim - len(region):]
+        updates = emit.add(Op.RESHAPE, (updates,), Aval(kept, updates.dtype), shape=kept)
+    updates = emit.spread(updates, region)
+
+    def in_region(v: Var) -> Var:
+        if v is update.out:
+            return updates
+        scalar = _scalar(v, producer)
+        assert scalar is not None     # _sinks_below
+        return emit.spread(scalar, region)
+
+    whole = emit.add(step.op, tuple(x if v is update.out else v for v in step.inputs),
+                     step.out.aval, **step.param)
+    part = emit.add(step.op, tuple(in_region(v) for v in step.inputs),
+                    Aval(region, step.out.dtype), **step.param)
+    emit.add(Op.SCATTER, (whole, *arrays, part), step.out.aval, target=step.out,
+             **update.param)
     return emit.nodes
