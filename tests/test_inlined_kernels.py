@@ -49,6 +49,12 @@ def test_a_body_that_returns_or_rebinds_a_parameter_in_a_block_is_not_inlined(bo
         inline_body("def k(r0, P):\n" + body, "k", "a0_", ["x", "P"])
 
 
+def test_a_body_whose_source_defines_helpers_stays_a_call():
+    source = "def helper(a):\n    return a\n\n\ndef k(r0, P):\n    helper(r0)\n"
+    with pytest.raises(NotInlinable, match="defines \\['helper'\\] too"):
+        inline_body(source, "k", "a0_", ["x", "P"])
+
+
 def test_bad_requests_name_what_is_wrong():
     with pytest.raises(ValueError, match="takes"):
         inline_body("def k(a, b):\n    pass\n", "k", "a0_", ["x"])

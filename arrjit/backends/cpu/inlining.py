@@ -14,8 +14,8 @@ from typing import Sequence
 
 
 class NotInlinable(ValueError):
-    """The function's body cannot stand as statements of its caller (it returns, or assigns a
-    parameter inside a loop or branch)."""
+    """The function's body cannot stand as statements of its caller (it returns, assigns a
+    parameter inside a loop or branch, or calls a function its own source defines)."""
 
 
 def inline_body(source: str, name: str, prefix: str, arguments: Sequence[str]) -> list[str]:
@@ -55,10 +55,13 @@ def _parsed(source: str) -> ast.Module:
 
 
 def _function(source: str, name: str) -> ast.FunctionDef:
-    for node in _parsed(source).body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return node
-    raise ValueError(f"inline_body: no function {name!r} in the source")
+    functions = {node.name: node for node in _parsed(source).body
+                 if isinstance(node, ast.FunctionDef)}
+    if name not in functions:
+        raise ValueError(f"inline_body: no function {name!r} in the source")
+    if len(functions) > 1:     # its helpers would be missing from the caller's module
+        raise NotInlinable(f"{name}'s source defines {sorted(set(functions) - {name})} too")
+    return functions[name]
 
 
 def _assigned_params(stmt: ast.stmt, params: list[str]) -> set[str]:
