@@ -284,7 +284,8 @@ WARM_CHILD = textwrap.dedent("""
 
 def test_a_disk_warm_process_runs_without_importing_numba(tmp_path):
     """Kernels and a loop's driver; then threaded kernels, their helpers and workers native
-    too: the same results as compiled. Neither process imports differentiation's transformations (unused here)."""
+    too: the same results as compiled. Neither process imports differentiation's
+    transformations (unused here)."""
     env = dict(os.environ, ARRJIT_CACHE_DIR=str(tmp_path))
     runs = [json.loads(subprocess.run([sys.executable, "-c", WARM_CHILD], env=env, check=True,
                                       capture_output=True, text=True).stdout)

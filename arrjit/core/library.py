@@ -19,6 +19,13 @@ def is_array_item(item) -> bool:
     return isinstance(item, tuple) and bool(item) and item[0] == "array"
 
 
+def is_position_item(item) -> bool:
+    """Whether a template entry selects along one axis of the indexed array: an int, a slice or
+    an index array (``None`` and ``Ellipsis`` move axes)."""
+    return isinstance(item, int) or (isinstance(item, tuple) and bool(item)
+                                     and item[0] in ("array", "slice"))
+
+
 def build_index(template: tuple, arrays: Sequence[np.ndarray]) -> tuple:
     """Rebuild a NumPy index from its static template: ``("array", k)`` entries take the k-th
     array operand; ints, slices, None and Ellipsis stand for themselves."""

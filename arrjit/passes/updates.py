@@ -27,9 +27,9 @@ read at the loop's index.
 An update that is no select (a window of ``dynamic_update_slice``, or one of a value not
 computed elementwise) and whose result only an elementwise step reads moves below that step:
 ``g(x.at[w].set(u), s)`` is ``g(x, s).at[w].set(g(u, s))`` for scalars ``s``
-(``updates_sunk``). The step then
-fuses with what computes ``x``, and the update stores the region into its result in place
-(``passes.regions``): one pass over the array and a region instead of three passes.
+(``updates_sunk``). The step then fuses with what computes ``x``, and the update stores the
+region into its result in place (``passes.regions``): one pass over the array and a region
+instead of three passes.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ import numpy as np
 
 from ..core.dtypes import Aval
 from ..core.ir import ELEMENTWISE, Graph, Node, Op, Var
-from ..core.library import indexed_shape, is_array_item
+from ..core.library import indexed_shape, is_array_item, is_position_item
 from .regions import MODE_OPS
 from .rewrites import Emitter, rewrite_nodes
 from .simplify import eliminate_dead_code
@@ -134,7 +134,8 @@ def updates_sunk(graph: Graph) -> Graph:
         if not below:
             return graph
         graph = eliminate_dead_code(rewrite_nodes(
-            graph, lambda n: n.out in below, lambda n, new_var: _sunk(n, below[n.out], producer, new_var)))
+            graph, lambda n: n.out in below,
+            lambda n, new_var: _sunk(n, below[n.out], producer, new_var)))
 
 
 def _sinks_below(update: Node, step: Node, producer: dict[Var, Node],
@@ -149,9 +150,7 @@ def _sinks_below(update: Node, step: Node, producer: dict[Var, Node],
         return False
     if any(v is not update.out and _scalar(v, producer) is None for v in step.inputs):
         return False
-    return all(isinstance(item, int) or (isinstance(item, tuple) and bool(item)
-                                         and item[0] in ("array", "slice"))
-               for item in update.param["index"])
+    return all(is_position_item(item) for item in update.param["index"])
 
 
 def _scalar(v: Var, producer: dict[Var, Node]) -> Var | None:

@@ -47,7 +47,7 @@ import numpy as np
 
 from ...core.dtypes import Aval
 from ...core.ir import Op
-from ...core.library import SCATTER_UFUNCS, indexed_shape, is_array_item
+from ...core.library import SCATTER_UFUNCS, indexed_shape, is_array_item, is_position_item
 from ...plan import LibraryStep
 from .codegen import DRIVER_OPTIONS, LEAF_OPTIONS, RenderedKernel
 
@@ -60,9 +60,7 @@ def supported(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
     if node.op not in (Op.GATHER, Op.SCATTER):
         return False
     template = node.param["index"]
-    if any(not (isinstance(item, int) or (isinstance(item, tuple) and item
-                                          and item[0] in ("array", "slice")))
-           for item in template):
+    if not all(is_position_item(item) for item in template):
         return False        # None and Ellipsis move dimensions: NumPy handles them
     avals = [slot_avals[s] for s in step.in_slots]
     arrays = [avals[1 + item[1]] for item in template if is_array_item(item)]

@@ -9,6 +9,7 @@ the driver.
 from __future__ import annotations
 
 import ast
+import copy
 from functools import lru_cache
 from typing import Sequence
 
@@ -39,7 +40,7 @@ def inline_body(source: str, name: str, prefix: str, arguments: Sequence[str]) -
     renamer = _Renamer(prefix, bound, stored - set(params))
     lines: list[str] = []
     for stmt in function.body:
-        if isinstance(stmt, ast.Return) or any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
+        if any(isinstance(n, ast.Return) for n in ast.walk(stmt)):
             raise NotInlinable(f"{name} returns")
         assigned = _assigned_params(stmt, params)
         if assigned and not isinstance(stmt, ast.Assign):
@@ -80,7 +81,7 @@ class _Renamer(ast.NodeTransformer):
         self.versions: dict[str, int] = {}
 
     def statement(self, stmt: ast.stmt, assigned: set[str]) -> ast.stmt:
-        stmt = ast.parse(ast.unparse(stmt)).body[0]     # a copy to rename in place
+        stmt = copy.deepcopy(stmt)     # renamed in place
         if not assigned:
             return self.visit(stmt)
         assert isinstance(stmt, ast.Assign)

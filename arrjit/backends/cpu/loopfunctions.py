@@ -75,24 +75,28 @@ class LoopArguments:
     def call(self, kernel: RenderedKernel, args: tuple[str, ...], extent: int) -> str:
         """The expression calling ``kernel`` on the driver variables ``args`` (its value is
         what the function returns)."""
-        self.functions[kernel.name] = kernel.inlined().source
-        self.array_calls += 1
-        self.extents.append(extent)
-        return (f"{kernel.name}({', '.join(args)}, {self.param(kernel.params)}, 0, "
-                f"E[{len(self.extents) - 1}])")
+        return self._called(kernel, self._arguments(kernel, args, extent))
 
     def run(self, kernel: RenderedKernel, args: tuple[str, ...], extent: int) -> list[str]:
         """The statements running ``kernel`` on the driver variables ``args``: its body,
         inlined (``inlining``), or else a call."""
-        arguments = [*args, f"P{len(self.params)}", "0", f"E[{len(self.extents)}]"]
+        prefix = f"a{self.array_calls}_"
+        arguments = self._arguments(kernel, args, extent)
         try:
-            lines = inline_body(kernel.source, kernel.name, f"a{self.array_calls}_", arguments)
+            return inline_body(kernel.source, kernel.name, prefix, arguments)
         except NotInlinable:
-            return [self.call(kernel, args, extent)]
+            return [self._called(kernel, arguments)]
+
+    def _arguments(self, kernel: RenderedKernel, args: tuple[str, ...], extent: int
+                   ) -> list[str]:
+        """A kernel's arguments after ``args``: its parameter vector, 0 and its extent."""
         self.array_calls += 1
         self.extents.append(extent)
-        self.param(kernel.params)
-        return lines
+        return [*args, self.param(kernel.params), "0", f"E[{len(self.extents) - 1}]"]
+
+    def _called(self, kernel: RenderedKernel, arguments: list[str]) -> str:
+        self.functions[kernel.name] = kernel.inlined().source
+        return f"{kernel.name}({', '.join(arguments)})"
 
     def names(self) -> list[str]:
         return ([f"c{k}" for k in range(len(self.constants))] +

@@ -45,7 +45,11 @@ class KernelCall:
     finish: Callable = not_compiled
     splitting: Split | None = None   # a reduction run as per-chunk partials, then combined
     choice: ThreadChoice = field(default_factory=ThreadChoice)   # of a chunked kernel
-    filled: bool = False    # a small constant fill: NumPy fills the buffers, nothing compiles
+
+    @property
+    def filled(self) -> bool:
+        """A small constant fill: NumPy fills the buffers, nothing compiles (``Fill``)."""
+        return isinstance(self.entry, Fill)
 
     @property
     def split(self) -> bool:
@@ -102,7 +106,7 @@ class KernelRun:
             big = self.parallel and work(c.kernel) >= threshold
             fills = c.kernel.fill_values()
             if fills is not None and not big:
-                c.filled, c.entry = True, Fill(fills)
+                c.entry = Fill(fills)
                 self.modules.append(None)
                 continue
             c.splitting = splits.split_of(c.kernel, c.rendered) if big else None
