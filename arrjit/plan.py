@@ -46,11 +46,17 @@ class LibraryStep:
     in_perms: tuple[tuple[int, ...] | None, ...] = ()
     in_place_temporary: bool = False   # a scatter into a computed value nothing else reads
     in_range: tuple[int, ...] = ()     # axes at 0-d positions known in range (``LibraryCall``)
+    rows_from: int = -1                # the slot of ``LibraryCall.rows_from`` (-1: none)
 
     @property
     def in_place(self) -> bool:
         """Whether this (scatter) step updates its first operand's buffer in place."""
         return self.in_place_donor >= 0 or self.in_place_temporary
+
+    @property
+    def read_slots(self) -> tuple[int, ...]:
+        """Every slot a native rendering reads: the operands, then ``rows_from``'s."""
+        return self.in_slots + ((self.rows_from,) if self.rows_from >= 0 else ())
 
 
 @dataclass(frozen=True)
@@ -178,7 +184,9 @@ def build_plan(lowered: Lowered, *, donate: Sequence[int] = (),
             steps.append(LibraryStep(node, ins, tuple(slot[v] for v in node.outs),
                                      donations.scatters.get(k, -1),
                                      fused_step.perms, k in in_place,
-                                     fused_step.in_range))
+                                     fused_step.in_range,
+                                     -1 if fused_step.rows_from is None
+                                     else slot[fused_step.rows_from]))
 
     outputs: list[PlanOutput] = []
     for v in graph.outputs:

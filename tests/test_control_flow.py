@@ -405,14 +405,18 @@ def test_matrix_vector_products_by_blocks_of_rows(rows, dtype):
     assert loop.native is not None
 
     @njit
-    def product(a, x, zero):
-        out = np.empty(a.shape[0], a.dtype)
-        mathlib.matrix_vector(a, x, out, zero)
+    def product(a, x, zero, first):
+        out = np.full(a.shape[0], 9, a.dtype)
+        mathlib.matrix_vector(a, x, out, zero, first)
         return out
 
     zero = np.zeros((), dtype)[()]
     for a in (m, np.asfortranarray(m), m[:, ::-1]):
-        np.testing.assert_allclose(product(a, v0, zero), a @ v0, rtol=rtol)
+        np.testing.assert_allclose(product(a, v0, zero, 0), a @ v0, rtol=rtol)
+        for first in (-3, 5, rows, rows + 4):    # rows before ``first`` (clamped) are zero
+            kept = min(max(first, 0), rows)
+            want = np.concatenate([np.zeros(kept, dtype), (a @ v0)[kept:]])
+            np.testing.assert_allclose(product(a, v0, zero, first), want, rtol=rtol)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.complex128])

@@ -112,6 +112,9 @@ def _statement(ns, L, name: str, k: int, i, a, s, row, m):
     if name == "matrix":
         product = ns.outer(a, a) @ m.T
         return a * half + product[:, k % m.shape[0]] * 0.01, s
+    if name == "masked":     # a product whose rows before the loop position are thrown away
+        kept = _MASKS[k % len(_MASKS)](ns, ns.arange(m.shape[0]), i, m @ a)
+        return a * half + (m.T @ kept) * 0.01, s
     if name == "row":
         return a * half + row * 0.5, s
     if name == "select":
@@ -144,8 +147,13 @@ def _statement(ns, L, name: str, k: int, i, a, s, row, m):
     raise AssertionError(name)
 
 
+_MASKS = (lambda ns, rows, i, p: ns.where(rows >= i, p, 0.0),
+          lambda ns, rows, i, p: ns.where(i < rows, p, p * 0.5),
+          lambda ns, rows, i, p: ns.where(rows < i, 0.0, p),
+          lambda ns, rows, i, p: ns.where(rows <= i, p, 0.0))    # reads the rows before i
+
 STATEMENTS = ["scale", "gather", "scatter", "scatter_add", "window", "update_window", "dot",
-              "matrix",
+              "matrix", "masked",
               "row", "select", "reduce", "cumulative", "sort", "rank", "nested_vector",
               "nested_scalar",
               "nested_while"]

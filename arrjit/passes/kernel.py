@@ -229,11 +229,14 @@ class LibraryCall:
     value is read as ``numpy.transpose(base, perm)`` of that value's buffer, given here as
     ``(base, perm)``, rather than copied into a buffer of its own (BLAS takes transposed
     operands as they are). ``in_range``: the axes of a gather or scatter whose 0-d position
-    lies in range by its bounds (``passes.ranges``): a native rendering checks no other."""
+    lies in range by its bounds (``passes.ranges``): a native rendering checks no other.
+    ``rows_from``: a 0-d input of the graph below which no row of this matrix-vector
+    product is read (``passes.demand``): a rendering may leave those rows zero."""
 
     node: Node
     views: tuple[tuple[Var, tuple[int, ...]] | None, ...] = ()
     in_range: tuple[int, ...] = ()
+    rows_from: Var | None = None
 
     @property
     def operands(self) -> tuple[Var, ...]:

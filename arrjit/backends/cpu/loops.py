@@ -108,7 +108,9 @@ def _native_renderer(step, slot_avals):
 
 
 def _read_slots(run) -> list[int]:
-    if isinstance(run, (LibraryRun, LoopRun)):
+    if isinstance(run, LibraryRun):
+        return list(run.step.read_slots)
+    if isinstance(run, LoopRun):
         return list(run.in_slots)
     return [s for call in run.calls for s in call.read_slots]
 
@@ -139,7 +141,7 @@ def _library_call(run: LibraryRun, plan, names: dict[int, str], carried: list[in
     else:
         names[out] = layout.value(layout.extra.temp(aval.shape, aval.dtype), aval)
     renderer = _native_renderer(step, plan.slot_avals)
-    reads = [names[s] for s in step.in_slots]
+    reads = [names[s] for s in step.read_slots]
     rendered = renderer.render(step, plan.slot_avals, in_place)
     if renderer.by_value(step):
         # positions and a scalar update by value; one element gathered into a register

@@ -9,13 +9,17 @@ element is a sum over the contracted axis in the output's dtype, vectorised into
 running sums as BLAS kernels do (``mathlib/dots.py``), so the rounding can differ from NumPy's
 BLAS by a few ULP. Matrix-matrix products run here up to ``NATIVE_MATRIX_PRODUCT`` multiply-adds, each
 output row a sum of rows of the right operand; larger ones keep BLAS (the loop then runs from
-Python).
+Python). A matrix-vector product whose rows above a 0-d value are never read
+(``LibraryStep.rows_from``, ``passes.demand``) reads that value as one more operand and
+computes the rows from it on, leaving the others zero.
 
 >>> import numpy as np
 >>> from arrjit.core.dtypes import Aval
 >>> f64 = np.dtype("float64")
 >>> print(render_body(Aval((3, 4), f64), Aval((4,), f64)))
-    _M.matrix_vector(r0, r1, w0, 0.0)
+    _M.matrix_vector(r0, r1, w0, 0.0, 0)
+>>> print(render_body(Aval((3, 4), f64), Aval((4,), f64), rows_from=True))
+    _M.matrix_vector(r0, r1, w0, 0.0, _M.flat(r2)[0])
 """
 from __future__ import annotations
 
@@ -57,13 +61,17 @@ def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> Ren
     """The product as ``name(w0, r0, r1, P, start, stop)`` (``in_place`` does not apply: a
     product never writes into an operand)."""
     a, b = (slot_avals[s] for s in step.in_slots)
-    body = render_body(a, b)
+    rows_from = step.rows_from >= 0
+    body = render_body(a, b, rows_from)
     name = f"matmul_{hashlib.sha256(body.encode()).hexdigest()[:16]}"
-    source = f"@njit({LEAF_OPTIONS})\ndef {name}(w0, r0, r1, P, start, stop):\n{body}\n"
+    reads = ", ".join(f"r{k}" for k in range(len(step.read_slots)))
+    source = f"@njit({LEAF_OPTIONS})\ndef {name}(w0, {reads}, P, start, stop):\n{body}\n"
     return RenderedKernel(name, source, np.zeros(1, np.int64))
 
 
-def render_body(a: Aval, b: Aval) -> str:
+def render_body(a: Aval, b: Aval, rows_from: bool = False) -> str:
+    """The function's body; ``rows_from``: a matrix-vector product computes the rows from
+    the value of its third operand on."""
     zero = literal(0, a.dtype)
     if a.ndim == 1 and b.ndim == 1:
         return f"    _M.flat(w0)[0] = _M.dot_vectors(r0, r1, {zero})"
@@ -76,7 +84,8 @@ def render_body(a: Aval, b: Aval) -> str:
                 f"            for j in range(r1.shape[1]):\n"
                 f"                w0[i, j] += v * r1[k, j]")
     if a.ndim == 2:
-        return f"    _M.matrix_vector(r0, r1, w0, {zero})"
+        first = "_M.flat(r2)[0]" if rows_from else "0"
+        return f"    _M.matrix_vector(r0, r1, w0, {zero}, {first})"
     return (f"    for j in range(r1.shape[1]):\n"
             f"        w0[j] = {zero}\n"
             f"    for k in range(r0.shape[0]):\n"

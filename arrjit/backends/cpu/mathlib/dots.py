@@ -45,9 +45,18 @@ def _dot_strided(a, b, zero):
 
 
 @njit(**_PRODUCT)
-def _by_eight_rows(a, x, out, zero):
+def _zero_rows_before(out, first, zero):
+    """Zero the rows of ``out`` before ``first`` (clamped into range); the first row left."""
+    first = min(max(first, 0), out.shape[0])
+    for i in range(first):
+        out[i] = zero
+    return first
+
+
+@njit(**_PRODUCT)
+def _by_eight_rows(a, x, out, zero, first):
     rows, n = a.shape
-    i = 0
+    i = _zero_rows_before(out, first, zero)
     while i + 8 <= rows:
         a0, a1, a2, a3 = a[i], a[i + 1], a[i + 2], a[i + 3]
         a4, a5, a6, a7 = a[i + 4], a[i + 5], a[i + 6], a[i + 7]
@@ -74,8 +83,8 @@ def _by_eight_rows(a, x, out, zero):
 
 
 @njit(**_PRODUCT)
-def _by_rows(a, x, out, zero):
-    for i in range(a.shape[0]):
+def _by_rows(a, x, out, zero, first):
+    for i in range(_zero_rows_before(out, first, zero), a.shape[0]):
         s = zero
         for k in range(a.shape[1]):
             s += a[i, k] * x[k]
@@ -96,15 +105,16 @@ def _dot_vectors(a, b, zero):
     return call
 
 
-def matrix_vector(a, x, out, zero):
-    """``out[i] = sum(a[i] * x)`` for each row of the 2-d ``a``; ``zero`` gives the dtype."""
+def matrix_vector(a, x, out, zero, first):
+    """``out[i] = sum(a[i] * x)`` for each row ``i >= first`` of the 2-d ``a``, and zero
+    for the rows before; ``zero`` gives the dtype."""
     raise NotImplementedError("compiled only")
 
 
 @overload(matrix_vector, inline="never")
-def _matrix_vector(a, x, out, zero):
+def _matrix_vector(a, x, out, zero, first):
     product = _by_eight_rows if a.layout == "C" and x.layout == "C" else _by_rows
 
-    def call(a, x, out, zero):
-        product(a, x, out, zero)
+    def call(a, x, out, zero, first):
+        product(a, x, out, zero, first)
     return call
