@@ -291,32 +291,36 @@ class SolverLoops:
         self.run(*self.args)
 
 
-def _median_ms(run, args, repeats: int) -> float:
-    times = []
+def _median_ms(runners: dict, repeats: int) -> dict[str, float]:
+    """Each peer's median time per call in ms, the peers called in turn in every round (so a
+    slow spell of a shared machine falls on all of them)."""
+    times: dict[str, list[float]] = {peer: [] for peer in runners}
     for _ in range(repeats):
-        start = time.perf_counter()
-        run(*args)
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
+        for peer, (run, args) in runners.items():
+            start = time.perf_counter()
+            run(*args)
+            times[peer].append(time.perf_counter() - start)
+    return {peer: 1e3 * statistics.median(t) for peer, t in times.items()}
 
 
-def main(repeats: int = 21) -> None:
+def main(repeats: int = 51) -> None:
     """Print each program's warm time on every peer and the ratios (peer time / arrjit's),
     after checking that the three give the same answer."""
     print("| program | arrjit ms | JAX ms | numba ms | JAX/arrjit | numba/arrjit |")
     print("|---|---|---|---|---|---|")
     for program in SOLVER_PROGRAMS:
-        times, answers = {}, {}
+        runners, answers = {}, {}
         for peer in PEERS:
             try:
                 run, args = make_runner(program, peer)
             except NotImplementedError:
                 continue
+            runners[peer] = run, args
             answers[peer] = np.asarray(run(*args))
-            times[peer] = _median_ms(run, args, repeats)
         for peer, answer in answers.items():
             np.testing.assert_allclose(answer, answers["arrjit"], rtol=1e-9, atol=1e-12,
                                        err_msg=f"{program} on {peer}")
+        times = _median_ms(runners, repeats)
         cells = [f"{times[p]:.3f}" if p in times else "-" for p in PEERS]
         ratios = [f"{times[p] / times['arrjit']:.2f}" if p in times else "-"
                   for p in ("jax", "numba")]
