@@ -119,3 +119,136 @@ def test_an_inner_loop_is_a_function_with_its_kernels_inlined_into_it():
         for j in range(1, 29):
             want[i, j] = 0.25 * (want[i - 1, j] + want[i + 1, j] + want[i, j - 1] + want[i, j + 1])
     assert_same(f(grid), want, rtol=1e-14)
+
+
+def _small_state_rows(template, mode):
+    """A loop whose small carry (in registers) is written, whole, into a region of a table at
+    the loop's position, as ``template(i)`` selects it; ``mode``: ``set`` or ``add``."""
+    def run(v, table):
+        def step(i, c):
+            v, table = c
+            v = v * 0.5 + 1.0
+            at = table.at[template(i)]
+            return v, at.set(v) if mode == "set" else at.add(v)
+        return lax.fori_loop(0, 5, step, (v, table))
+    return run
+
+
+ROW_TEMPLATES = {   # table shape, state shape, the region at step i
+    "row": ((7, 3), (3,), lambda i: i),
+    "row from the end": ((7, 3), (3,), lambda i: -1 - i),
+    "row, then a whole slice": ((7, 3), (3,), lambda i: (i + 1, slice(None))),
+    "block of a 3-d table": ((6, 2, 2), (2, 2), lambda i: i),
+    "column at two positions": ((5, 6, 2), (2,), lambda i: (i, i)),
+}
+
+
+@pytest.mark.parametrize("mode", ["set", "add"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("name", sorted(ROW_TEMPLATES))
+def test_a_small_value_in_registers_is_stored_into_its_region_element_by_element(name, dtype,
+                                                                                 mode):
+    """Its elements go from the registers to the region; the value's own buffer is not
+    written first (``indexing.updates_by_elements``): NumPy's values, positions counted from
+    the end as NumPy does."""
+    from arrjit.backends.cpu import indexing
+    from arrjit.plan import LibraryStep
+
+    table_shape, state_shape, template = ROW_TEMPLATES[name]
+    run = _small_state_rows(template, mode)
+    f = jit(run)
+    v0 = np.arange(1, 1 + int(np.prod(state_shape))).reshape(state_shape).astype(dtype)
+    table = np.full(table_shape, 2, dtype)
+    loop = _loop(f, v0, table)
+    plan = loop.body.plan
+    (scatter,) = [s for s in plan.steps if isinstance(s, LibraryStep)]
+    assert indexing.updates_by_elements(scatter, plan.slot_avals)
+    got_v, got_table = f(v0, table)
+    want_v, want_table = v0.copy(), table.copy()
+    for i in range(5):
+        want_v = want_v * dtype(0.5) + dtype(1.0)
+        if mode == "set":
+            want_table[template(i)] = want_v
+        else:
+            want_table[template(i)] += want_v
+    assert_same(got_v, want_v, rtol=1e-6)
+    assert_same(got_table, want_table, rtol=1e-6)
+
+
+def test_a_region_store_of_registers_out_of_range_raises_numpys_error():
+    f = jit(_small_state_rows(lambda i: 2 * i, "set"))
+    with pytest.raises(IndexError, match="index 6 is out of bounds for axis 0 with size 6"):
+        f(np.ones(3), np.zeros((6, 3)))
+
+
+@pytest.mark.parametrize("template, ok", [
+    ((("array", 0),), True), ((0, ("array", 0)), True),
+    ((("array", 0), ("slice", None, None, None)), True),
+    ((("slice", None, None, None), ("array", 0)), False),     # a column: strided
+    ((("array", 0), ("slice", 1, None, None)), False),       # part of a row
+])
+def test_which_regions_take_updates_element_by_element(template, ok):
+    from arrjit.backends.cpu import indexing
+    from arrjit.core.dtypes import Aval
+    from arrjit.core.ir import Node, Op, Var, make_params
+    from arrjit.plan import LibraryStep
+
+    f64, i64 = np.dtype("float64"), np.dtype("int64")
+    table = (4, 5, 3) if template[0] == 0 else (5, 3)
+    probe = np.zeros(table)[tuple(0 if isinstance(t, tuple) and t[0] == "array" else
+                                  t if isinstance(t, int) else slice(*t[1:]) for t in template)]
+    avals = [Aval(table, f64), Aval((), i64), Aval(probe.shape, f64)]
+    node = Node(Op.SCATTER, (Var(0, avals[0]), Var(1, avals[1]), Var(2, avals[2])),
+                Var(3, avals[0]), make_params(index=template, mode="set"))
+    step = LibraryStep(node, (0, 1, 2), (3,))
+    assert indexing.updates_by_elements(step, avals + [avals[0]]) is ok
+
+
+def test_loads_nothing_reads_are_dropped_and_every_block_keeps_a_statement():
+    from arrjit.backends.cpu.unused import without_unused_loads
+
+    source = ("def f(x, c0):\n"
+              "    c0_s = (_M.flat(c0)[0], _M.flat(c0)[1],)\n"
+              "    a = x[0]\n"
+              "    b = g(x)\n"                   # a call may raise: kept
+              "    if a > 0:\n"
+              "        d = c0_s\n"               # the block's only statement: kept
+              "    e = (\n"
+              "        a)\n"                     # over two lines: kept
+              "    return a\n")
+    assert without_unused_loads(source) == source
+    dropped = source.replace("        d = c0_s\n", "        d = c0_s\n        q = a\n")
+    assert without_unused_loads(dropped) == source
+
+
+def test_a_driver_reads_every_local_it_loads():
+    """An ODE step scanned over time: its kernel folds a constant operand into literals, and
+    the driver does not load that operand (``unused``)."""
+    import ast
+
+    def trajectory(v):
+        def step(v, _):
+            k1 = rates(anp, v)
+            nxt = v + 0.01 * (k1 + 2.0 * rates(anp, v + 0.005 * k1))    # a midpoint step
+            return nxt, nxt
+        return lax.scan(step, v, None, length=20)[1]
+
+    def rates(ns, v):
+        return ns.stack([v[1] - v[0], v[0] * (2.0 - v[2]), v[0] * v[1] - v[2]])
+
+    f = jit(trajectory)
+    v0 = np.array([1.0, 0.5, 0.25])
+    source = _loop(f, v0).native.source
+    tree = ast.parse(source)
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Load)}
+    loads = {s.targets[0].id for s in ast.walk(tree) if isinstance(s, ast.Assign)
+             and isinstance(s.targets[0], ast.Name)
+             and isinstance(s.value, (ast.Tuple, ast.Name, ast.Constant))}
+    assert loads and loads <= read
+    want, v = [], v0
+    for _ in range(20):
+        k1 = rates(np, v)
+        v = v + 0.01 * (k1 + 2.0 * rates(np, v + 0.005 * k1))
+        want.append(v)
+    assert_same(f(v0), np.array(want), rtol=1e-14)

@@ -37,6 +37,18 @@ forwards the value in a register; positions known in range (``in_range``) are no
     i0 = r1
     i1 = r2
     _M.store(_M.flat(w0), (i0) * 4 + i1, r3)
+
+A loop driver's small value in registers (``updates_by_elements``) is stored into its region
+element by element from the tuple of its elements, not through its buffer:
+
+>>> print(render_body(Op.SCATTER, (("array", 0),), [Aval((5, 3), f64), Aval((), i64),
+...                   Aval((3,), f64)], Aval((5, 3), f64), "set", True, in_range=(0,),
+...                   tuple_updates=True))
+    i0 = r1
+    b = (i0) * 3
+    _M.store(_M.flat(w0), b + 0, r2[0])
+    _M.store(_M.flat(w0), b + 1, r2[1])
+    _M.store(_M.flat(w0), b + 2, r2[2])
 """
 from __future__ import annotations
 
@@ -89,9 +101,33 @@ def by_value(step: LibraryStep) -> bool:
     return step.node.op is not Op.CONCATENATE
 
 
-def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> RenderedKernel:
+def updates_by_elements(step: LibraryStep, slot_avals: Sequence[Aval]) -> bool:
+    """Whether ``step`` is a scatter whose updates ``render`` may take as the tuple of their
+    elements (a loop driver's small value in registers, ``tuple_updates``): it writes one run
+    of elements of C-contiguous memory, the positions on leading axes and whole slices
+    after, with updates of the region's shape."""
+    if step.node.op is not Op.SCATTER:
+        return False
+    template = step.node.param["index"]
+    avals = [slot_avals[s] for s in step.in_slots]
+    leading = 0
+    while leading < len(template) and _is_position(template[leading], avals):
+        leading += 1
+    if leading == 0 or any(item != ("slice", None, None, None) for item in template[leading:]):
+        return False
+    return avals[-1].shape == avals[0].shape[leading:] and avals[-1].ndim > 0
+
+
+def _is_position(item, avals: Sequence[Aval]) -> bool:
+    return isinstance(item, int) or (is_array_item(item) and avals[1 + item[1]].ndim == 0)
+
+
+def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool,
+           tuple_updates: bool = False) -> RenderedKernel:
     """The step as a function ``name(w0, r0, ..., P, start, stop)`` (see ``by_value``);
-    ``in_place``: the output is the operand's own buffer, so nothing is copied first."""
+    ``in_place``: the output is the operand's own buffer, so nothing is copied first;
+    ``tuple_updates``: a scatter's updates come as the tuple of their elements in C order
+    (``updates_by_elements``)."""
     node = step.node
     avals = [slot_avals[s] for s in step.in_slots]
     out = slot_avals[step.out_slots[0]]
@@ -100,7 +136,8 @@ def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> Ren
         body = render_concatenate(avals, node.param["axis"])
     else:
         body = render_body(node.op, node.param["index"], avals, out,
-                           node.param.get("mode", "set"), in_place, step.in_range)
+                           node.param.get("mode", "set"), in_place, step.in_range,
+                           tuple_updates)
     reads = ", ".join(f"r{k}" for k in range(len(avals)))
     name = f"{node.op.value}_{hashlib.sha256(body.encode()).hexdigest()[:16]}"
     writes = "" if returns else "w0, "
@@ -118,8 +155,10 @@ def _vector_axes(template: tuple, avals: Sequence[Aval]) -> list[int]:
 
 
 def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode: str,
-                in_place: bool, in_range: tuple[int, ...] = ()) -> str:
-    """The function's body; ``in_range``: axes whose 0-d position needs no check."""
+                in_place: bool, in_range: tuple[int, ...] = (),
+                tuple_updates: bool = False) -> str:
+    """The function's body; ``in_range``: axes whose 0-d position needs no check;
+    ``tuple_updates``: see ``render``."""
     def scalar(k: int) -> str:   # the value of 0-d operand ``k`` (passed by value)
         return f"r{k}"
     lines: list[str] = []
@@ -164,12 +203,30 @@ def render_body(op: Op, template: tuple, avals: Sequence[Aval], out: Aval, mode:
         if ufunc:
             value = f"{ufunc}(_M.load(_M.flat(w0), {element}), {value})"
         lines.append(f"    _M.store(_M.flat(w0), {element}, {value})")
+    elif tuple_updates:
+        lines += _store_elements(items, avals[0].shape, avals[-1].size, f"r{updates}", ufunc)
     else:
         lines.append(f"    d = w0[{index}]")
         if avals[-1].ndim == 0:
             lines.append(f"    v = {scalar(updates)}")
         lines += _copy("d", f"r{updates}", region, ufunc, scalar=avals[-1].ndim == 0)
     return "\n".join(lines)
+
+
+def _store_elements(items: list[str], shape: tuple[int, ...], size: int, values: str,
+                    ufunc: str | None) -> list[str]:
+    """Lines storing the ``size`` elements of the tuple ``values`` into the run of
+    C-contiguous ``w0`` that the leading positions ``items`` (slices after them) select."""
+    positions = [item for item in items if ":" not in item]
+    first = _element_offset(tuple(("array", 0) for _ in positions), positions,
+                            shape[:len(positions)])
+    lines = [f"    b = ({first}) * {size}"]
+    for k in range(size):
+        value = f"{values}[{k}]"
+        if ufunc:
+            value = f"{ufunc}(_M.load(_M.flat(w0), b + {k}), {value})"
+        lines.append(f"    _M.store(_M.flat(w0), b + {k}, {value})")
+    return lines
 
 
 def _element_offset(template: tuple, items: list[str], shape: tuple[int, ...]) -> str | None:

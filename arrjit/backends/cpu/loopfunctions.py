@@ -17,6 +17,7 @@ from .codegen import DRIVER_OPTIONS, NJIT_OPTIONS, RenderedKernel
 from .drivers import render_functions
 from .inlining import NotInlinable, inline_body
 from .steps import KernelCall
+from .unused import without_unused_loads
 
 
 def render_loop_lines(entry: list[str], cond: list[str], body: list[str], predicate: str,
@@ -125,8 +126,10 @@ class LoopFunction:
         """The function ``name``, returning the final carries or else ``returns``."""
         if returns is None:
             returns = "(" + "".join(f"now{k}, " for k in range(len(self.carry_avals))) + ")"
-        return (f"@njit({options})\ndef {name}({', '.join(self.arguments + ['E'])}):\n"
-                + "\n".join(self.lines) + f"\n    return {returns}\n")
+        function = without_unused_loads(
+            f"@njit({options})\ndef loop_function({', '.join(self.arguments + ['E'])}):\n"
+            + "\n".join(self.lines) + f"\n    return {returns}\n")
+        return function.replace("def loop_function(", f"def {name}(", 1)
 
     @cached_property
     def source(self) -> str:

@@ -142,11 +142,15 @@ def _library_call(run: LibraryRun, plan, names: dict[int, str], carried: list[in
         names[out] = layout.value(layout.extra.temp(aval.shape, aval.dtype), aval)
     renderer = _native_renderer(step, plan.slot_avals)
     reads = [names[s] for s in step.read_slots]
-    rendered = renderer.render(step, plan.slot_avals, in_place)
+    # updates in registers are stored element by element, not through their buffer
+    by_elements = (reads[-1] in layout.registered and reads[-1] not in layout.scalar
+                   and indexing.updates_by_elements(step, plan.slot_avals))
+    rendered = (indexing.render(step, plan.slot_avals, in_place, tuple_updates=True)
+                if by_elements else renderer.render(step, plan.slot_avals, in_place))
     if renderer.by_value(step):
         # positions and a scalar update by value; one element gathered into a register
-        scalar = layout.scalar
-        args = [reads[0]] + [f"{n}_s" if n in scalar else n for n in reads[1:]]
+        passed = layout.scalar | ({reads[-1]} if by_elements else set())
+        args = [reads[0]] + [f"{n}_s" if n in passed else n for n in reads[1:]]
         if step.node.op is Op.GATHER and aval.ndim == 0:
             layout.defined.add(names[out])
             return [*layout.to_arrays(args[:1]),
