@@ -292,11 +292,13 @@ class SolverLoops:
 
 
 def _median_ms(runners: dict, repeats: int) -> dict[str, float]:
-    """Each peer's median time per call in ms, the peers called in turn in every round (so a
-    slow spell of a shared machine falls on all of them)."""
+    """Each peer's median time per warm call in ms. The peers take turns, round after round
+    (so a slow spell of a shared machine falls on all of them); in its turn a peer is called
+    once untimed (its data back in the caches the other peers used) and once timed."""
     times: dict[str, list[float]] = {peer: [] for peer in runners}
     for _ in range(repeats):
         for peer, (run, args) in runners.items():
+            run(*args)
             start = time.perf_counter()
             run(*args)
             times[peer].append(time.perf_counter() - start)
