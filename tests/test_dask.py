@@ -1,6 +1,7 @@
 """Jitted functions over dask arrays: the axis rules, the stage plan, results against NumPy on
 the threaded scheduler (with hypothesis-drawn chunks), pickling, and a two-process cluster."""
 import pickle
+import re
 import sys
 import textwrap
 
@@ -290,3 +291,22 @@ def test_lower_with_a_dask_argument_says_how_to_see_a_block_s_program():
     x = da.from_array(XN, chunks=(150, 24))
     with pytest.raises(TypeError, match=r"x.blocks\[0\].compute\(\)"):
         arrjit.jit(lambda x: x + 1).lower(x)
+
+
+def test_a_block_that_does_not_match_its_program_is_named_not_traced():
+    """A block whose whole (unchunked) axes differ from the value's is refused with the input,
+    both shapes and what to do, before anything is traced or compiled."""
+    from arrjit.core.dtypes import Aval
+    from arrjit.core.ir import Graph, Node, Op, Var
+    from arrjit.dask.blocks import BlockProgram
+
+    f64 = np.dtype("float64")
+    x, y = Var(0, Aval((6, 4), f64)), Var(1, Aval((6, 4), f64))
+    program = BlockProgram(Graph((x,), (Node(Op.SQRT, (x,), y),), (y,)),
+                           {0: (7, 8), 1: (7, 8)}, frozenset({7}), ((None, ()),), "roots")
+    (got,) = program(np.full((2, 4), 4.0))            # a block of 2 of the 6 rows
+    np.testing.assert_array_equal(got, np.full((2, 4), 2.0))
+    for block in (np.ones((2, 3)), np.ones(4)):
+        with pytest.raises(ValueError, match=r"roots \(one block\): input 0 .* block of shape "
+                                             rf"{re.escape(str(block.shape))}.*\(6, 4\)"):
+            program(block)

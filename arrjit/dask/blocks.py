@@ -63,9 +63,17 @@ class BlockProgram:
         classes, chunked = self.classes, self.chunked
         env: dict[int, Var] = {}
         sizes: dict[int, int] = {}
-        for v, a in zip(self.graph.inputs, args):
+        for k, (v, a) in enumerate(zip(self.graph.inputs, args)):
             var = _as_var(ctx, a, v)
             env[v.id] = var
+            whole = [n for cls, n in zip(classes[v.id], v.shape) if cls not in chunked]
+            if var.ndim != v.ndim or whole != [
+                    n for cls, n in zip(classes[v.id], var.shape) if cls not in chunked]:
+                raise ValueError(
+                    f"{self.name} (one block): input {k} of the block program came as a block "
+                    f"of shape {var.shape}; its value has shape {v.shape}, split only along "
+                    f"chunked axes. dask handed the task a block that does not match the "
+                    f"plan: please report this with the dask version.")
             for cls, n in zip(classes[v.id], var.shape):
                 if cls in chunked:
                     sizes[cls] = n
