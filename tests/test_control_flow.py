@@ -479,3 +479,52 @@ def test_lower_and_the_compile_log_say_how_each_loop_runs(caplog):
         arrjit.config.update("log_compiles", False)
     assert "loop 0 runs from Python, once per iteration: its body calls the library step inv" \
         in caplog.text
+
+
+TRANSPOSED_PRODUCTS = {   # a loop step over (q, v): q (6x4) a carry, m (6x6) an invariant
+    "q.T @ v": lambda q, m, v: v * 0.5 + q @ (q.T @ v) * 0.1,
+    "v @ q.T": lambda q, m, v: v * 0.5 + (q.T @ v) @ q.T * 0.1,
+    "q.T @ m": lambda q, m, v: v * 0.5 + q @ (q.T @ m)[:, 0] * 0.1,
+    "m @ m.T": lambda q, m, v: v * 0.5 + (m @ m.T) @ v * 0.01,
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSPOSED_PRODUCTS))
+def test_products_of_transposed_operands_run_in_the_driver(name):
+    """A product reading an operand transposed (``q.T @ v`` reads ``q``'s buffer) runs in
+    the loop's driver: a vector-matrix product over the stored rows, or the transposed view."""
+    step = TRANSPOSED_PRODUCTS[name]
+    rng = np.random.default_rng(4)
+    q0, m, v0 = rng.random((6, 4)), rng.random((6, 6)), rng.random(6)
+
+    def body(i, c, ns=anp):
+        q, v = c
+        return q * 0.9 + ns.outer(v, v)[:, :4] * 0.01, step(q, m, v)
+    f = jit(lambda q, v: lax.fori_loop(0, 3, body, (q, v)))
+    (loop,) = _loop_runs(f, q0, v0)
+    assert loop.native is not None
+    want = (q0, v0)
+    for i in range(3):
+        want = body(i, want, np)
+    for got, expected in zip(f(q0, v0), want):
+        np.testing.assert_allclose(got, expected, rtol=1e-13)
+
+
+def test_gram_schmidt_with_a_masked_projection_runs_natively():
+    """Each column minus its projection on the columns before it, ``q.T @ v`` masked: one
+    native driver, an orthonormal basis equal to NumPy's QR up to signs."""
+    def orthonormal(a):
+        cols = anp.arange(a.shape[1])
+
+        def column(j, q):
+            v = a[:, j]
+            w = v - q @ anp.where(cols < j, q.T @ v, 0.0)
+            return q.at[:, j].set(w / anp.sqrt(anp.sum(w * w)))
+        return lax.fori_loop(0, a.shape[1], column, anp.zeros_like(a))
+
+    a = np.random.default_rng(5).random((40, 9))
+    f = jit(orthonormal)
+    (loop,) = _loop_runs(f, a)
+    assert loop.native is not None
+    q, r = np.linalg.qr(a)
+    np.testing.assert_allclose(f(a), q * np.sign(np.diag(r)), atol=1e-12)

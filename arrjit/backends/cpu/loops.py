@@ -102,8 +102,8 @@ NATIVE_LIBRARY = (indexing, products, sequences)
 
 
 def _native_renderer(step, slot_avals):
-    if any(step.in_perms):    # an operand read transposed: NumPy's call transposes it
-        return None
+    if any(step.in_perms) and step.node.op is not Op.MATMUL:
+        return None           # an operand read transposed: only products read it so
     return next((r for r in NATIVE_LIBRARY if r.supported(step, slot_avals)), None)
 
 
