@@ -356,6 +356,67 @@ def test_default_threads_settle_per_kernel_and_keep_results(monkeypatch):
         arrjit.config.update("num_threads", 0)
 
 
+
+def test_threaded_kernels_run_on_the_hot_path_and_settle_there():
+    """A plan whose kernels may run on threads has a generated runner, so its calls take the
+    hot path; the runner settles each kernel's thread count (a chunked map and a split sum)
+    as the general path does, and results never change."""
+    from arrjit.backends.cpu.cost import MIN_PARALLEL_WORK
+    from arrjit.hotpath import NOT_FAST
+
+    arrjit.config.update("num_threads", 2)
+    try:
+        x = np.linspace(0.0, 1.0, MIN_PARALLEL_WORK // 2)
+        f = arrjit.jit(lambda x: (x * 3.0 - 1.0, anp.sum(x)))
+        executable = f.lower(x)._entry.rendered
+        calls = [c for run in executable.runs for c in run.calls]
+        assert [(c.chunked, c.split) for c in calls] == [(True, False), (False, True)]
+        f(x)
+        assert executable.fast_run is not None
+        for _ in range(6):
+            result = f._fast_hit((x,))
+            assert result is not NOT_FAST
+            assert_same(result[0], x * 3.0 - 1.0)
+            np.testing.assert_allclose(result[1], np.sum(x), rtol=1e-12)
+        assert all(c.choice.settled and c.choice.most == 2 for c in calls)
+    finally:
+        arrjit.config.update("num_threads", 0)
+
+
+def test_a_chunk_error_on_the_hot_path_reaches_the_caller(two_threads_either_dispatch):
+    """A chunk that raises, its kernel run from the generated runner, raises NumPy's error
+    in the caller; the next call runs."""
+    base = np.full(50_000, 2, dtype=np.int64)
+    exponent = np.ones(50_000, dtype=np.int64)
+    exponent[40_000] = -1
+    power = arrjit.jit(lambda a, b: a ** b + 1)
+    assert _chunked(power, base, exponent) == [True]
+    assert_same(power(base, np.ones_like(exponent)), np.full(50_000, 3, dtype=np.int64))
+    assert power.lower(base, exponent)._entry.rendered.fast_run is not None
+    with pytest.raises(ValueError, match="negative integer powers"):
+        power(base, exponent)
+    assert_same(power(base, np.ones_like(exponent)), np.full(50_000, 3, dtype=np.int64))
+
+
+def test_more_threads_start_from_less_work():
+    """A kernel whose work lies between the thresholds of two and thirteen threads compiles
+    a worker only where thirteen may run it."""
+    from arrjit.backends.cpu.cost import min_parallel_work, work
+
+    x = np.linspace(0.0, 1.0, 200_000)
+    chunked = {}
+    for threads in (2, 13):
+        arrjit.config.update("num_threads", threads)
+        try:
+            f = arrjit.jit(lambda x: x * 3.0 - 1.0)
+            (call,) = [c for run in f.lower(x)._entry.rendered.runs for c in run.calls]
+            assert min_parallel_work(13) <= work(call.kernel) < min_parallel_work(2)
+            chunked[threads] = call.chunked
+            assert_same(f(x), x * 3.0 - 1.0)
+        finally:
+            arrjit.config.update("num_threads", 0)
+    assert chunked == {2: False, 13: True}
+
 COLUMN_REDUCTIONS = {
     "sum": lambda ns, x: ns.sum(x, axis=0),
     "max": lambda ns, x: ns.max(x, axis=0),

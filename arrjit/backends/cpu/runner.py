@@ -158,12 +158,11 @@ def compile_ahead(runs: list, examples: list) -> bool:
 
 def make_runner(executable: CpuExecutable) -> Callable | None:
     """Generate straight-line Python for the hot path: allocate, call each compiled entry point
-    with its buffers, drop dead buffers, return the outputs. ``None`` (keep the generic path)
-    for plans that need run-time decisions: threaded kernels, or donations that must check
-    argument aliasing."""
+    with its buffers (a kernel that may run on threads through its run's ``run_call``, which
+    settles its thread count), drop dead buffers, return the outputs. ``None`` (keep the
+    generic path) for plans with donations, which must check argument aliasing."""
     plan = executable.plan
-    if plan.donated_inputs or any(isinstance(s, KernelRun) and s.parallel
-                                  for s in executable.runs):
+    if plan.donated_inputs:
         return None
     ns: dict[str, Any] = {"empty": buffers.empty, "array": np.array, "asarray": np.asarray}
     names = [f"x{i}" for i in range(plan.n_inputs)]
@@ -185,8 +184,13 @@ def make_runner(executable: CpuExecutable) -> Callable | None:
                 lines.append(f"    {names[a.slot]} = empty(shape{a.slot}, dtype{a.slot})")
         if isinstance(run, KernelRun):
             for j, call in enumerate(run.calls):
+                operands = [names[s] for s in call.slots]
+                if run.parallel and (call.split or call.chunked):
+                    ns[f"run{k}"], ns[f"call{k}_{j}"] = run, call
+                    lines.append(f"    run{k}.run_call(call{k}_{j}, [{', '.join(operands)}])")
+                    continue
                 ns[f"entry{k}_{j}"], ns[f"P{k}_{j}"] = call.entry, call.rendered.params
-                args = [names[s] for s in call.slots] + [f"P{k}_{j}", "0", str(call.extent)]
+                args = operands + [f"P{k}_{j}", "0", str(call.extent)]
                 lines.append(f"    entry{k}_{j}({', '.join(args)})")
         elif isinstance(run, LibraryRun):
             ns[f"run{k}"] = run

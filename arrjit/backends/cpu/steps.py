@@ -21,7 +21,7 @@ from ...runtime import pool as buffers
 from ...runtime.compile import CompileStats
 from . import codegen as cpu
 from . import columns, drivers, entries, sequences, splits
-from .cost import MIN_PARALLEL_WORK, ThreadChoice, splittable, work
+from .cost import ThreadChoice, min_parallel_work, splittable, work
 from .splits import Split
 from .target import cache_key_fields
 from .threads import (QUIET_BELL, chunk_state, chunks_failed, measured_costs, run_chunks,
@@ -98,8 +98,9 @@ class KernelRun:
 
     def __init__(self, calls: list[KernelCall]):
         self.calls = calls
-        threshold = config.parallel_threshold or MIN_PARALLEL_WORK
-        self.parallel = thread_count() > 1 and any(
+        most = thread_count()
+        threshold = config.parallel_threshold or min_parallel_work(most)
+        self.parallel = most > 1 and any(
             work(c.kernel) >= threshold for c in calls)
         self.modules: list[str | None] = []   # per call: the source of its module, if any
         for c in calls:
@@ -164,9 +165,48 @@ class KernelRun:
         return [job for call, source in zip(self.calls, self.modules) if source is not None
                 for job in uncompiled(source, _entry_specs(call, examples))]
 
-    def _run_split(self, call: KernelCall, split: Split, bufs: list, chunks: int,
+    def __call__(self, bufs: list) -> None:
+        if not self.parallel:
+            for call in self.calls:
+                call.entry(*(bufs[s] for s in call.slots), call.rendered.params, 0, call.extent)
+            return
+        for call in self.calls:
+            self.run_call(call, [bufs[s] for s in call.slots])
+
+    def run_call(self, call: KernelCall, args: list) -> None:
+        """Run ``call`` on ``args``, its buffers in the order of its slots: serially, or on
+        the threads its ``ThreadChoice`` settles on (timing its first runs)."""
+        if not (call.split or call.chunked) or call.extent < 2:
+            call.entry(*args, call.rendered.params, 0, call.extent)
+            return
+        most = thread_count()
+        if config.parallel_threshold:
+            self._run(call, args, most)
+        elif call.choice.settled and call.choice.most == most:
+            self._run(call, args, call.choice.count)
+        else:
+            threads = call.choice.threads(most, measured_costs())
+            t0 = time.perf_counter()
+            self._run(call, args, threads)
+            call.choice.record(threads, time.perf_counter() - t0)
+
+    def _run(self, call: KernelCall, args: list, threads: int) -> None:
+        """Run a chunked or split kernel on ``threads`` threads."""
+        params = call.rendered.params
+        extent = call.extent
+        if threads < 2:
+            call.entry(*args, params, 0, extent)
+        elif call.splitting is not None:
+            chunks = min(CHUNKS_PER_THREAD * threads, call.splitting.extent)
+            self._run_split(call, call.splitting, args, chunks, threads)
+        elif not run_chunks(call.worker, [*args, params], extent,
+                            min(_chunks_per_thread(call) * threads, extent), threads):
+            call.entry(*args, params, 0, extent)   # raises the error a chunk met
+
+    def _run_split(self, call: KernelCall, split: Split, args: list, chunks: int,
                    threads: int) -> None:
-        writes, reads = call.buffers(bufs)
+        n = len(call.kernel.writes)
+        writes, reads = args[:n], args[n:]
         parts = _partials(call.kernel, chunks * split.slots)
         params = call.rendered.params
         if not run_chunks(call.worker, [*parts, *reads, params], split.extent, chunks, threads):
@@ -175,38 +215,6 @@ class KernelRun:
             call.entry(*writes, *reads, params, 0, call.extent)
             return
         call.finish(*writes, *reads, *parts, params, chunks)
-
-    def __call__(self, bufs: list) -> None:
-        if not self.parallel:
-            for call in self.calls:
-                call.entry(*(bufs[s] for s in call.slots), call.rendered.params, 0, call.extent)
-            return
-        most = thread_count()
-        for call in self.calls:
-            if not (call.split or call.chunked) or call.extent < 2:
-                call.entry(*(bufs[s] for s in call.slots), call.rendered.params, 0, call.extent)
-            elif config.parallel_threshold:
-                self._run(call, bufs, most)
-            elif call.choice.settled and call.choice.most == most:
-                self._run(call, bufs, call.choice.count)
-            else:
-                threads = call.choice.threads(most, measured_costs())
-                t0 = time.perf_counter()
-                self._run(call, bufs, threads)
-                call.choice.record(threads, time.perf_counter() - t0)
-
-    def _run(self, call: KernelCall, bufs: list, threads: int) -> None:
-        """Run a chunked or split kernel on ``threads`` threads."""
-        args = [bufs[s] for s in call.slots] + [call.rendered.params]
-        extent = call.extent
-        if threads < 2:
-            call.entry(*args, 0, extent)
-        elif call.splitting is not None:
-            chunks = min(CHUNKS_PER_THREAD * threads, call.splitting.extent)
-            self._run_split(call, call.splitting, bufs, chunks, threads)
-        elif not run_chunks(call.worker, args, extent,
-                            min(_chunks_per_thread(call) * threads, extent), threads):
-            call.entry(*args, 0, extent)   # raises the error a chunk met
 
 
 class Fill:
