@@ -383,6 +383,49 @@ def test_threaded_kernels_run_on_the_hot_path_and_settle_there():
         arrjit.config.update("num_threads", 0)
 
 
+
+@pytest.mark.parametrize("native", [True, False])
+def test_a_kernel_is_timed_on_threads_only_once_its_dispatch_is_ready(monkeypatch, native):
+    """Before a kernel's first timed run on threads, what that first run would set up besides
+    the kernel (its native parallel entry, or the helper threads) is ready, so the thread
+    count is chosen on the kernel's own time."""
+    from arrjit.backends.cpu import dispatch, steps
+    from arrjit.backends.cpu.cost import MIN_PARALLEL_WORK, ThreadCosts
+
+    events = []
+    prepare = steps.prepare_chunks
+
+    def spy_prepare(worker, args, count):
+        prepare(worker, args, count)
+        bound = dispatch.parallel_entry(worker, args + [1, 1, threads.chunk_state(1, 2), 0, 2,
+                                                        threads.QUIET_BELL])
+        helpers = threads._helpers is not None and threads._helpers.size >= 1
+        events.append(("ready", bound is not None or helpers))
+
+    monkeypatch.setattr(steps, "prepare_chunks", spy_prepare)
+    monkeypatch.setattr(steps, "measured_costs", lambda: ThreadCosts({2: 1e-9}))
+    arrjit.config.update("num_threads", 2)
+    arrjit.config.update("native_threads", native)
+    dispatch.forget_entries()
+    try:
+        x = np.linspace(0.0, 1.0, MIN_PARALLEL_WORK // 2)
+        f = arrjit.jit(lambda x: (x * 3.0 - 1.0, anp.sum(x)))
+        calls = [c for run in f.lower(x)._entry.rendered.runs for c in run.calls]
+        for call in calls:
+            record = call.choice.record
+            monkeypatch.setattr(call.choice, "record", lambda t, s, record=record:
+                                (events.append(("timed", t)), record(t, s)))
+        for _ in range(6):
+            result = f(x)
+        assert_same(result[0], x * 3.0 - 1.0)
+        parallel = [k for k, e in enumerate(events) if e[0] == "timed" and e[1] > 1]
+        assert len(parallel) == 2 * len(calls)
+        assert all(events[k - 1] == ("ready", True) for k in parallel)
+    finally:
+        arrjit.config.update("num_threads", 0)
+        arrjit.config.update("native_threads", True)
+        dispatch.forget_entries()
+
 def test_a_chunk_error_on_the_hot_path_reaches_the_caller(two_threads_either_dispatch):
     """A chunk that raises, its kernel run from the generated runner, raises NumPy's error
     in the caller; the next call runs."""

@@ -24,8 +24,8 @@ from . import columns, drivers, entries, sequences, splits
 from .cost import ThreadChoice, min_parallel_work, splittable, work
 from .splits import Split
 from .target import cache_key_fields
-from .threads import (QUIET_BELL, chunk_state, chunks_failed, measured_costs, run_chunks,
-                      thread_count)
+from .threads import (QUIET_BELL, chunk_state, chunks_failed, measured_costs,
+                      prepare_chunks, run_chunks, thread_count)
 
 
 def not_compiled(*args: Any) -> None:
@@ -186,9 +186,23 @@ class KernelRun:
             self._run(call, args, call.choice.count)
         else:
             threads = call.choice.threads(most, measured_costs())
+            if threads > 1:
+                self._prepare(call, args, threads)
             t0 = time.perf_counter()
             self._run(call, args, threads)
             call.choice.record(threads, time.perf_counter() - t0)
+
+    def _prepare(self, call: KernelCall, args: list, threads: int) -> None:
+        """Before a timed run on ``threads`` threads: what its first run would do besides
+        the kernel (``prepare_chunks``), so that the thread count is chosen on the kernel's
+        time."""
+        params = call.rendered.params
+        if call.splitting is None:
+            prepare_chunks(call.worker, [*args, params], threads)
+            return
+        reads = args[len(call.kernel.writes):]
+        parts = _partials(call.kernel, call.splitting.slots)
+        prepare_chunks(call.worker, [*parts, *reads, params], threads)
 
     def _run(self, call: KernelCall, args: list, threads: int) -> None:
         """Run a chunked or split kernel on ``threads`` threads."""

@@ -229,6 +229,17 @@ def run_chunks(worker, args: list, extent: int, chunks: int, threads: int) -> bo
     return not chunks_failed(state)
 
 
+def prepare_chunks(worker, args: list, threads: int) -> None:
+    """Make ready now what the first ``run_chunks`` of ``worker`` (with arguments of the
+    types of ``args``) on ``threads`` threads would otherwise do while it runs: bind its
+    native parallel entry (built once per worker, in milliseconds), else start the helper
+    threads. A run that is timed then times the kernel."""
+    threads = min(threads, MAX_THREADS)
+    tail = [1, 1, chunk_state(1, threads), 0, threads, QUIET_BELL]
+    if dispatch.parallel_entry(worker, args + tail) is None:
+        helpers(threads - 1)
+
+
 _costs: ThreadCosts | None = None
 
 
