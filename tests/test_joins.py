@@ -201,3 +201,74 @@ def test_a_reshaped_stack_of_broadcasts_is_one_kernel():
     (kernel,) = lowered(lambda a: grid(anp, a), axis).kernels
     assert len(kernel.writes) == 1
     assert_same(f(axis), grid(np, axis))
+
+
+def _written_slots(low) -> set[int]:
+    """The buffers the kernels of a lowered program write."""
+    plan = low._entry.rendered.plan
+    return {slot for step in plan.steps
+            for slot in step.slots[:len(step.kernel.writes)]}
+
+
+def _compiled_calls(low) -> list:
+    """The kernel calls of a lowered program that compile a module (not NumPy fills)."""
+    return [c for run in low._entry.rendered.runs for c in getattr(run, "calls", [])
+            if not c.filled]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "complex128", "bool"])
+@pytest.mark.parametrize("widths, value", [(1, 0), (((1, 2), (3, 0)), 5), (((0, 0), (2, 1)), 0)])
+def test_a_pad_stores_its_pieces_into_the_result_and_compiles_only_the_interior(
+        dtype, widths, value):
+    """``pad`` of two axes joins rows, then columns: the inner join is not built on its own
+    (no loop nest copies it into the result), the interior is computed in place and the
+    border is assigned by NumPy, not compiled; values are NumPy's bit for bit."""
+    x = (np.random.default_rng(2).standard_normal((6, 5)) * 4).astype(dtype)
+    value = np.array(value).astype(dtype).item()
+
+    def f(ns, x):
+        return ns.pad(x * 2 if dtype != "bool" else ~x, widths, constant_values=value)
+
+    low = lowered(lambda x: f(anp, x), x)
+    assert _written_slots(low) == {low._entry.rendered.plan.outputs[0].slot}
+    assert [c.kernel.reads for c in _compiled_calls(low)] == [low.graph.inputs]
+    same_bits(arrjit.jit(lambda x: f(anp, x))(x), f(np, x))
+
+
+def test_nested_joins_place_their_pieces_along_every_axis():
+    """Joins of joins, three levels deep and along both axes, with empty pieces: one result
+    buffer, NumPy's values; a join also used on its own is still built."""
+    rng = np.random.default_rng(3)
+    a, b, c = rng.random((2, 3)), rng.random((2, 4)), rng.random((5, 7))
+
+    def f(ns, a, b, c):
+        row = ns.concatenate([a, ns.zeros((2, 0)), b * 3], axis=1)
+        pair = ns.concatenate([c[:2] * 2, ns.concatenate([a[::-1], b], axis=1)], axis=0)
+        return ns.concatenate([row, pair, c - 1], axis=0)
+
+    def g(ns, a, b, c):
+        row = ns.concatenate([a, b], axis=1)
+        return ns.concatenate([row, row + 1], axis=0), row
+
+    low = lowered(lambda *v: f(anp, *v), a, b, c)
+    assert _written_slots(low) == {low._entry.rendered.plan.outputs[0].slot}
+    same_bits(arrjit.jit(lambda *v: f(anp, *v))(a, b, c), f(np, a, b, c))
+    for got, want in zip(arrjit.jit(lambda *v: g(anp, *v))(a, b, c), g(np, a, b, c)):
+        same_bits(got, want)
+
+
+def test_unrolled_padded_stencil_steps_compile_one_kernel():
+    """Eight explicit heat-equation steps that pad their interior each step: one compiled
+    kernel (the stencil, shared by the steps), the borders assigned by NumPy."""
+    u = np.random.default_rng(4).random((40, 30))
+
+    def steps(ns, u):
+        for _ in range(8):
+            lap = u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:] - 4 * u[1:-1, 1:-1]
+            u = ns.pad(u[1:-1, 1:-1] + 0.1 * lap, 1)
+        return u
+
+    low = lowered(lambda u: steps(anp, u), u)
+    calls = _compiled_calls(low)
+    assert len(calls) == 8 and len({c.rendered.source for c in calls}) == 1
+    same_bits(arrjit.jit(lambda u: steps(anp, u))(u), steps(np, u))

@@ -313,3 +313,27 @@ def test_an_update_computed_from_a_row_reduction_reads_it_from_its_row_kernel():
                                                    v], axis=0))
     assert_same(joined(x), np.concatenate([x - x.mean(axis=1, keepdims=True), x]),
                 rtol=1e-14)
+
+
+@pytest.mark.parametrize("index", [(S(None, None, -2),), (S(3, 0, -1), S(None, None, -2)),
+                                   (1, S(None)), (S(1, 3), 4), (Ellipsis,)])
+@pytest.mark.parametrize("dtype", [np.float64, np.int8, np.complex64, np.bool_])
+def test_constants_set_into_regions_are_assigned_by_numpy(index, dtype):
+    """A kernel that only stores constants into regions of its buffer (reversed and strided
+    ones too) compiles nothing: NumPy assigns each region (``ConstantStores``); values are
+    NumPy's."""
+    from arrjit.backends.cpu.steps import ConstantStores
+
+    def f(ns, x):
+        base = ns.zeros((4, 6), dtype) if ns is np else anp.zeros((4, 6), dtype)
+        if ns is np:
+            base[index] = 1
+            return base, x + 1
+        return base.at[index].set(1), x + 1
+
+    x = np.arange(3.0)
+    jitted = arrjit.jit(lambda x: f(anp, x))
+    calls = [c for run in jitted.lower(x)._entry.rendered.runs for c in run.calls]
+    assert any(isinstance(c.entry, ConstantStores) for c in calls)
+    for got, want in zip(jitted(x), f(np, x)):
+        assert_same(got, want)

@@ -14,7 +14,9 @@ A join of thicker pieces (``concatenate([x, repeat(x, 20)])``) becomes a chain o
 updates, ``base.at[piece's slice].set(piece)``, one per piece, on a broadcast zero: fusion
 stores each piece straight into its slice of the result (``passes.regions``), computed there
 from its producers, and since the slices cover the result, the zero is never written
-(``regions.unfilled_roots``).
+(``regions.unfilled_roots``). A join whose only use is as a piece of another such join (a
+``pad`` of two axes joins rows, then columns) is not built on its own: its pieces go straight
+into their places in the outer result, so no loop nest copies the inner join into it.
 
 >>> import numpy as np
 >>> from arrjit.core.dtypes import Aval
@@ -27,10 +29,12 @@ from its producers, and since the slices cover the result, the zero is never wri
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 from ..core.dtypes import Aval
-from ..core.ir import Graph, Literal, Node, Op, make_params
+from ..core.ir import Graph, Literal, Node, Op, Var, make_params
 from .rewrites import Emitter, rewrite_nodes
 
 MAX_SELECT_PIECES = 32   # a longer join stays one library call (its compares would cost more)
@@ -45,8 +49,23 @@ def join_as_selects(graph: Graph) -> Graph:
 def join_as_region_sets(graph: Graph) -> Graph:
     """``graph`` with every join of at most ``MAX_REGION_PIECES`` pieces of the result's dtype
     that ``join_as_selects`` leaves (thicker pieces, or more unit slices than it takes) as
-    region updates of a broadcast zero."""
-    return rewrite_nodes(graph, _region_joinable, _region_sets)
+    region updates of a broadcast zero; a join that only feeds another (``nested_joins``)
+    places its pieces into the other's result."""
+    inner = nested_joins(graph)
+    joins = {n.out: n for n in graph.nodes if n.out in inner}
+    return rewrite_nodes(graph, _region_joinable,
+                         lambda node, new_var: [] if node.out in inner
+                         else _region_sets(node, new_var, joins))
+
+
+def nested_joins(graph: Graph) -> set[Var]:
+    """The region joins whose only use is as a piece of another region join of one rank (not
+    a result of the graph)."""
+    uses = Counter(v for n in graph.nodes for v in n.inputs)
+    uses.update(graph.outputs)
+    joins = {n.out: n for n in graph.nodes if _region_joinable(n)}
+    return {piece for n in joins.values() for piece in n.inputs
+            if piece in joins and uses[piece] == 1 and piece.ndim == n.out.ndim}
 
 
 def _region_joinable(node: Node) -> bool:
@@ -56,23 +75,37 @@ def _region_joinable(node: Node) -> bool:
             and not _selectable(node))
 
 
-def _region_sets(node: Node, new_var) -> list[Node]:
-    """``zeros.at[..., a:b].set(piece)`` for each non-empty piece, ``node.out`` the last."""
-    out, axis = node.out, node.param["axis"]
+def _region_sets(node: Node, new_var, joins: dict[Var, Node]) -> list[Node]:
+    """``zeros.at[region].set(piece)`` for each non-empty piece, ``node.out`` the last; the
+    pieces of a join in ``joins`` each at its own region, in place of that join's."""
+    out = node.out
     zero = new_var(Aval((), out.dtype))
     base = new_var(Aval(out.shape, out.dtype))
     nodes = [Node(Op.CONST, (), zero, make_params(value=Literal(np.zeros((), out.dtype)))),
              Node(Op.BROADCAST, (zero,), base, make_params(shape=out.shape))]
-    pieces = [v for v in node.inputs if v.shape[axis] > 0]
-    start = 0
-    for k, piece in enumerate(pieces):
-        stop = start + piece.shape[axis]
-        index = (("slice", None, None, None),) * axis + (("slice", start, stop, None),)
-        target = out if k == len(pieces) - 1 else new_var(Aval(out.shape, out.dtype))
+    placed = _placed(node, (0,) * out.ndim, joins)
+    for k, (piece, corner) in enumerate(placed):
+        index = tuple(("slice", c, c + d, None) for c, d in zip(corner, piece.shape))
+        target = out if k == len(placed) - 1 else new_var(Aval(out.shape, out.dtype))
         nodes.append(Node(Op.SCATTER, (base, piece), target,
                           make_params(index=index, mode="set")))
-        base, start = target, stop
+        base = target
     return nodes
+
+
+def _placed(node: Node, corner: tuple[int, ...],
+            joins: dict[Var, Node]) -> list[tuple[Var, tuple[int, ...]]]:
+    """The non-empty pieces of the join ``node`` whose result starts at ``corner`` of the
+    outermost result, each with its own corner there (a piece in ``joins``: its pieces)."""
+    axis = node.param["axis"]
+    placed: list[tuple[Var, tuple[int, ...]]] = []
+    start = corner[axis]
+    for piece in node.inputs:
+        if piece.shape[axis] > 0:
+            at = corner[:axis] + (start,) + corner[axis + 1:]
+            placed += _placed(joins[piece], at, joins) if piece in joins else [(piece, at)]
+        start += piece.shape[axis]
+    return placed
 
 
 def _selectable(node: Node) -> bool:

@@ -218,6 +218,30 @@ class Kernel:
             values.append(constants[store.value])
         return tuple(values)
 
+    def constant_stores(self) -> tuple[tuple[int, bool | int | float | complex, Affine], ...] \
+            | None:
+        """Per store: its write, the literal constant it stores and the access it stores it
+        through, when that is all the kernel does (it reads nothing, reduces nothing and
+        every store stores a literal constant through an affine map); else None. The border
+        of a padded array is such a kernel:
+
+        >>> from arrjit.core.dtypes import Aval
+        >>> out = Var(0, Aval((4, 4), np.dtype('f8')))
+        >>> k = Kernel((4,), (), (out,), (Const('v0', 0.0, np.dtype('f8')),),
+        ...            (Store(0, 'v0', Affine(0, (4,))), Store(0, 'v0', Affine(3, (4,)))))
+        >>> [(b, v, a.offset, a.coefs) for b, v, a in k.constant_stores()]
+        [(0, 0.0, 0, (4,)), (0, 0.0, 3, (4,))]
+        """
+        if self.reads or self.n_outer is not None or self.reductions:
+            return None
+        constants = {s.name: s.value for s in self.stmts
+                     if isinstance(s, Const) and not s.runtime}
+        if len(constants) != len(self.stmts) or any(
+                s.value not in constants or s.access.wraps or s.access.positions
+                for s in self.stores):
+            return None
+        return tuple((s.buffer, constants[s.value], s.access) for s in self.stores)
+
 
 
 

@@ -48,8 +48,9 @@ class KernelCall:
 
     @property
     def filled(self) -> bool:
-        """A small constant fill: NumPy fills the buffers, nothing compiles (``Fill``)."""
-        return isinstance(self.entry, Fill)
+        """A small constant fill: NumPy fills the buffers or their regions, nothing compiles
+        (``Fill``, ``ConstantStores``)."""
+        return isinstance(self.entry, (Fill, ConstantStores))
 
     @property
     def split(self) -> bool:
@@ -107,6 +108,11 @@ class KernelRun:
             fills = c.kernel.fill_values()
             if fills is not None and not big:
                 c.entry = Fill(fills)
+                self.modules.append(None)
+                continue
+            stores = c.kernel.constant_stores()
+            if stores is not None and not big:
+                c.entry = ConstantStores(stores, c.kernel.sizes)
                 self.modules.append(None)
                 continue
             c.splitting = splits.split_of(c.kernel, c.rendered) if big else None
@@ -242,6 +248,27 @@ class Fill:
     def __call__(self, *args: Any) -> None:
         for buffer, value in zip(args, self.values):
             buffer.fill(value)
+
+
+class ConstantStores:
+    """The entry point of a kernel that only stores constants into regions of its outputs
+    (``Kernel.constant_stores``: the border of a padded array), as its compiled entry is
+    called: NumPy assigns each region through a strided view of its buffer, in the kernel's
+    store order. Too small to split across threads, it is not worth a compile."""
+
+    def __init__(self, stores: tuple, sizes: tuple[int, ...]):
+        self.stores = stores
+        self.sizes = sizes
+
+    def __call__(self, *args: Any) -> None:
+        if 0 in self.sizes:
+            return
+        for k, value, access in self.stores:
+            out = args[k]
+            region = np.ndarray(self.sizes, out.dtype, buffer=out,
+                                offset=access.offset * out.itemsize,
+                                strides=tuple(c * out.itemsize for c in access.coefs))
+            region[...] = value
 
 
 EntrySpec = tuple[str, list]   # function, example arguments
