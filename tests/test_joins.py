@@ -272,3 +272,28 @@ def test_unrolled_padded_stencil_steps_compile_one_kernel():
     calls = _compiled_calls(low)
     assert len(calls) == 8 and len({c.rendered.source for c in calls}) == 1
     same_bits(arrjit.jit(lambda u: steps(anp, u))(u), steps(np, u))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_a_join_that_copies_its_ends_assigns_them_with_numpy(dtype):
+    """Leapfrog steps of a wave with fixed ends, ``concatenate([u[:1], inner, u[-1:]])``:
+    the kernel copying the two ends is NumPy's assignment, not compiled; one compiled kernel
+    (the interior, shared by the steps); NumPy's values."""
+    from arrjit.backends.cpu.steps import Assignments
+
+    rng = np.random.default_rng(5)
+    u0, before0 = ((rng.random(50) * 8).astype(dtype) for _ in range(2))
+
+    def steps(ns, u, before):
+        for _ in range(6):
+            inner = 2 * u[1:-1] - before[1:-1] + (u[2:] - 2 * u[1:-1] + u[:-2]) // 4 \
+                if dtype == "int64" else \
+                2 * u[1:-1] - before[1:-1] + 0.25 * (u[2:] - 2 * u[1:-1] + u[:-2])
+            u, before = ns.concatenate([u[:1], inner.astype(dtype), u[-1:]]), u
+        return u
+
+    low = lowered(lambda *v: steps(anp, *v), u0, before0)
+    calls = [c for run in low._entry.rendered.runs for c in getattr(run, "calls", [])]
+    assert sum(isinstance(c.entry, Assignments) for c in calls) == 6
+    assert len({c.rendered.source for c in _compiled_calls(low)}) == 1
+    same_bits(arrjit.jit(lambda *v: steps(anp, *v))(u0, before0), steps(np, u0, before0))

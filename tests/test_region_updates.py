@@ -320,9 +320,9 @@ def test_an_update_computed_from_a_row_reduction_reads_it_from_its_row_kernel():
 @pytest.mark.parametrize("dtype", [np.float64, np.int8, np.complex64, np.bool_])
 def test_constants_set_into_regions_are_assigned_by_numpy(index, dtype):
     """A kernel that only stores constants into regions of its buffer (reversed and strided
-    ones too) compiles nothing: NumPy assigns each region (``ConstantStores``); values are
+    ones too) compiles nothing: NumPy assigns each region (``Assignments``); values are
     NumPy's."""
-    from arrjit.backends.cpu.steps import ConstantStores
+    from arrjit.backends.cpu.steps import Assignments
 
     def f(ns, x):
         base = ns.zeros((4, 6), dtype) if ns is np else anp.zeros((4, 6), dtype)
@@ -334,6 +334,6 @@ def test_constants_set_into_regions_are_assigned_by_numpy(index, dtype):
     x = np.arange(3.0)
     jitted = arrjit.jit(lambda x: f(anp, x))
     calls = [c for run in jitted.lower(x)._entry.rendered.runs for c in run.calls]
-    assert any(isinstance(c.entry, ConstantStores) for c in calls)
+    assert any(isinstance(c.entry, Assignments) for c in calls)
     for got, want in zip(jitted(x), f(np, x)):
         assert_same(got, want)

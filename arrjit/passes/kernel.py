@@ -218,31 +218,50 @@ class Kernel:
             values.append(constants[store.value])
         return tuple(values)
 
-    def constant_stores(self) -> tuple[tuple[int, bool | int | float | complex, Affine], ...] \
-            | None:
-        """Per store: its write, the literal constant it stores and the access it stores it
-        through, when that is all the kernel does (it reads nothing, reduces nothing and
-        every store stores a literal constant through an affine map); else None. The border
-        of a padded array is such a kernel:
+    def assignments(self) -> tuple[tuple[int, Source, Affine], ...] | None:
+        """Per store: its write, what it stores (a literal constant, or ``(read, access)``:
+        elements of a read of the write's dtype) and the access it stores it through, when
+        that is all the kernel does: it computes and reduces nothing, and every access is an
+        affine map (no run-time position); else None. The border of a padded array, or the
+        two ends a join copies from another array, is such a kernel:
 
         >>> from arrjit.core.dtypes import Aval
-        >>> out = Var(0, Aval((4, 4), np.dtype('f8')))
-        >>> k = Kernel((4,), (), (out,), (Const('v0', 0.0, np.dtype('f8')),),
-        ...            (Store(0, 'v0', Affine(0, (4,))), Store(0, 'v0', Affine(3, (4,)))))
-        >>> [(b, v, a.offset, a.coefs) for b, v, a in k.constant_stores()]
-        [(0, 0.0, 0, (4,)), (0, 0.0, 3, (4,))]
+        >>> x, out = (Var(k, Aval((4, 4), np.dtype('f8'))) for k in range(2))
+        >>> k = Kernel((4,), (x,), (out,), (Const('v0', 0.0, np.dtype('f8')),
+        ...                                  Load('v1', 0, Affine(1, (4,)))),
+        ...            (Store(0, 'v0', Affine(0, (4,))), Store(0, 'v1', Affine(3, (4,)))))
+        >>> [(b, v if not isinstance(v, tuple) else ('read', v[0], v[1].offset), a.offset)
+        ...  for b, v, a in k.assignments()]
+        [(0, 0.0, 0), (0, ('read', 0, 1), 3)]
         """
-        if self.reads or self.n_outer is not None or self.reductions:
+        if self.n_outer is not None or self.reductions:
             return None
-        constants = {s.name: s.value for s in self.stmts
-                     if isinstance(s, Const) and not s.runtime}
-        if len(constants) != len(self.stmts) or any(
-                s.value not in constants or s.access.wraps or s.access.positions
-                for s in self.stores):
-            return None
-        return tuple((s.buffer, constants[s.value], s.access) for s in self.stores)
+        sources: dict[str, Source] = {}
+        for s in self.stmts:
+            if isinstance(s, Const) and not s.runtime:
+                sources[s.name] = s.value
+            elif isinstance(s, Load) and not s.own_output and _affine(s.access):
+                sources[s.name] = (s.buffer, s.access)
+            else:
+                return None
+        found = []
+        for store in self.stores:
+            source = sources.get(store.value)
+            if source is None or not _affine(store.access) or (
+                    isinstance(source, tuple)
+                    and self.reads[source[0]].dtype != self.writes[store.buffer].dtype):
+                return None
+            found.append((store.buffer, source, store.access))
+        return tuple(found)
 
 
+# what an assignment stores: a literal constant, or (read, access) of a kernel's read
+Source = Union[bool, int, float, complex, tuple[int, Affine]]
+
+
+def _affine(access: Affine) -> bool:
+    """Whether ``access`` is an affine map alone (no wrap, no run-time position)."""
+    return not (access.wraps or access.positions)
 
 
 @dataclass(frozen=True)

@@ -48,9 +48,9 @@ class KernelCall:
 
     @property
     def filled(self) -> bool:
-        """A small constant fill: NumPy fills the buffers or their regions, nothing compiles
-        (``Fill``, ``ConstantStores``)."""
-        return isinstance(self.entry, (Fill, ConstantStores))
+        """A small fill or copy: NumPy fills the buffers or assigns their regions, nothing
+        compiles (``Fill``, ``Assignments``)."""
+        return isinstance(self.entry, (Fill, Assignments))
 
     @property
     def split(self) -> bool:
@@ -110,9 +110,9 @@ class KernelRun:
                 c.entry = Fill(fills)
                 self.modules.append(None)
                 continue
-            stores = c.kernel.constant_stores()
-            if stores is not None and not big:
-                c.entry = ConstantStores(stores, c.kernel.sizes)
+            assignments = c.kernel.assignments()
+            if assignments is not None and not big:
+                c.entry = Assignments(assignments, c.kernel)
                 self.modules.append(None)
                 continue
             c.splitting = splits.split_of(c.kernel, c.rendered) if big else None
@@ -250,25 +250,33 @@ class Fill:
             buffer.fill(value)
 
 
-class ConstantStores:
-    """The entry point of a kernel that only stores constants into regions of its outputs
-    (``Kernel.constant_stores``: the border of a padded array), as its compiled entry is
-    called: NumPy assigns each region through a strided view of its buffer, in the kernel's
-    store order. Too small to split across threads, it is not worth a compile."""
+class Assignments:
+    """The entry point of a kernel that only moves elements (``Kernel.assignments``: a padded
+    array's border, the ends a join copies), as its compiled entry is called: NumPy assigns
+    each store's region, a strided view of its buffer, from a constant or from a strided view
+    of a read, in the kernel's store order; every read is taken before any store, as the
+    kernel's loads come before its stores. Too small to split across threads, it is not
+    worth a compile."""
 
-    def __init__(self, stores: tuple, sizes: tuple[int, ...]):
-        self.stores = stores
-        self.sizes = sizes
+    def __init__(self, assignments: tuple, kernel: Kernel):
+        self.assignments = assignments
+        self.sizes = kernel.sizes
+        self.n_writes = len(kernel.writes)
+
+    def _region(self, array: np.ndarray, access: Any) -> np.ndarray:
+        return np.ndarray(self.sizes, array.dtype, buffer=array,
+                          offset=access.offset * array.itemsize,
+                          strides=tuple(c * array.itemsize for c in access.coefs))
 
     def __call__(self, *args: Any) -> None:
         if 0 in self.sizes:
             return
-        for k, value, access in self.stores:
-            out = args[k]
-            region = np.ndarray(self.sizes, out.dtype, buffer=out,
-                                offset=access.offset * out.itemsize,
-                                strides=tuple(c * out.itemsize for c in access.coefs))
-            region[...] = value
+        writes, reads = args[:self.n_writes], args[self.n_writes:-3]
+        values = [self._region(reads[source[0]], source[1]).copy()
+                  if isinstance(source, tuple) else source
+                  for _, source, _ in self.assignments]
+        for (k, _, access), value in zip(self.assignments, values):
+            self._region(writes[k], access)[...] = value
 
 
 EntrySpec = tuple[str, list]   # function, example arguments
