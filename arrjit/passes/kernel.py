@@ -247,10 +247,12 @@ class Kernel:
         found = []
         for store in self.stores:
             source = sources.get(store.value)
-            if source is None or not _affine(store.access) or (
-                    isinstance(source, tuple)
-                    and self.reads[source[0]].dtype != self.writes[store.buffer].dtype):
+            if source is None or not _affine(store.access):
                 return None
+            if isinstance(source, tuple) and (
+                    self.reads[source[0]].dtype != self.writes[store.buffer].dtype
+                    or any(c == 0 and n > 1 for c, n in zip(store.access.coefs, self.sizes))):
+                return None   # a cast, or elements stored over each other: compiled
             found.append((store.buffer, source, store.access))
         return tuple(found)
 
