@@ -1,8 +1,11 @@
 """Stacks and joins of unit slices fuse: ``anp.array([a, b, c])``, ``stack`` and
 ``concatenate`` of one-element-thick pieces are selects inside their consumers' loop, not
 kernel boundaries; a known index keeps only the piece it selects."""
+import os
+
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import arrjit
 import arrjit.numpy as anp
@@ -297,3 +300,45 @@ def test_a_join_that_copies_its_ends_assigns_them_with_numpy(dtype):
     assert sum(isinstance(c.entry, Assignments) for c in calls) == 6
     assert len({c.rendered.source for c in _compiled_calls(low)}) == 1
     same_bits(arrjit.jit(lambda *v: steps(anp, *v))(u0, before0), steps(np, u0, before0))
+
+
+@st.composite
+def _pad_programs(draw):
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=ndim, max_size=ndim)))
+    dtype = draw(st.sampled_from(["float64", "float32", "int32", "bool", "complex128"]))
+    widths = tuple(tuple(draw(st.lists(st.integers(0, 2), min_size=2, max_size=2)))
+                   for _ in range(ndim))
+    axis = draw(st.integers(0, ndim - 1))
+    start = draw(st.integers(0, shape[axis] - 1))
+    return (shape, dtype, widths, draw(st.integers(-2, 2)),
+            draw(st.sampled_from(["constant", "edge"])), axis,
+            (slice(None),) * axis + (slice(start, None, draw(st.sampled_from([1, 2]))),),
+            draw(st.integers(0, 2**32 - 1)))
+
+
+@settings(max_examples=int(os.environ.get("ARRJIT_TEST_EXAMPLES", "25")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(_pad_programs())
+def test_pads_joins_of_joins_and_constant_sets_match_numpy(program):
+    """Random pads (constant or edge, any widths), joins of joins along an axis and
+    constants set into strided regions of a padded value: NumPy's bytes."""
+    shape, dtype, widths, value, mode, axis, piece, seed = program
+    x = (np.random.default_rng(seed).standard_normal(shape) * 5).astype(dtype)
+    value = np.array(value).astype(dtype).item()
+    every_other = (slice(1, None, 2),) * len(shape)
+
+    def f(ns, x):
+        y = ~x if dtype == "bool" else x + x
+        padded = ns.pad(y, widths, mode=mode,
+                        **({"constant_values": value} if mode == "constant" else {}))
+        joined = ns.concatenate([ns.concatenate([y, x], axis=axis), y[piece]], axis=axis)
+        if ns is np:
+            marked = padded.copy()
+            marked[every_other] = value
+        else:
+            marked = padded.at[every_other].set(value)
+        return padded, joined, marked
+
+    for got, want in zip(arrjit.jit(lambda x: f(anp, x))(x), f(np, x)):
+        same_bits(got, want)
