@@ -63,12 +63,15 @@ class BlockProgram:
         classes, chunked = self.classes, self.chunked
         env: dict[int, Var] = {}
         sizes: dict[int, int] = {}
+
+        def whole(var_id: int, shape: tuple[int, ...]) -> list[int]:
+            """The extents of ``shape`` along the axes no chunk splits."""
+            return [n for cls, n in zip(classes[var_id], shape) if cls not in chunked]
+
         for k, (v, a) in enumerate(zip(self.graph.inputs, args)):
             var = _as_var(ctx, a, v)
             env[v.id] = var
-            whole = [n for cls, n in zip(classes[v.id], v.shape) if cls not in chunked]
-            if var.ndim != v.ndim or whole != [
-                    n for cls, n in zip(classes[v.id], var.shape) if cls not in chunked]:
+            if var.ndim != v.ndim or whole(v.id, v.shape) != whole(v.id, var.shape):
                 raise ValueError(
                     f"{self.name} (one block): input {k} of the block program came as a block "
                     f"of shape {var.shape}; its value has shape {v.shape}, split only along "

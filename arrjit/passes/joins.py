@@ -52,19 +52,18 @@ def join_as_region_sets(graph: Graph) -> Graph:
     region updates of a broadcast zero; a join that only feeds another (``nested_joins``)
     places its pieces into the other's result."""
     inner = nested_joins(graph)
-    joins = {n.out: n for n in graph.nodes if n.out in inner}
     return rewrite_nodes(graph, _region_joinable,
                          lambda node, new_var: [] if node.out in inner
-                         else _region_sets(node, new_var, joins))
+                         else _region_sets(node, new_var, inner))
 
 
-def nested_joins(graph: Graph) -> set[Var]:
-    """The region joins whose only use is as a piece of another region join of one rank (not
-    a result of the graph)."""
+def nested_joins(graph: Graph) -> dict[Var, Node]:
+    """The region joins, by result, whose only use is as a piece of another region join of
+    one rank (not a result of the graph)."""
     uses = Counter(v for n in graph.nodes for v in n.inputs)
     uses.update(graph.outputs)
     joins = {n.out: n for n in graph.nodes if _region_joinable(n)}
-    return {piece for n in joins.values() for piece in n.inputs
+    return {piece: joins[piece] for n in joins.values() for piece in n.inputs
             if piece in joins and uses[piece] == 1 and piece.ndim == n.out.ndim}
 
 

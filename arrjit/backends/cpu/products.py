@@ -42,13 +42,17 @@ from .codegen import LEAF_OPTIONS, RenderedKernel
 NATIVE_MATRIX_PRODUCT = 1 << 18
 
 
+def _perms(step: LibraryStep) -> tuple:
+    """Per operand: the permutation it is read through (``LibraryStep.in_perms``), or None."""
+    return step.in_perms or (None,) * len(step.in_slots)
+
+
 def operands(step: LibraryStep, slot_avals: Sequence[Aval]) -> tuple[Aval, Aval]:
     """The two operands as the product reads them: an operand read transposed
     (``LibraryStep.in_perms``: ``q.T @ v`` reads the buffer of ``q``) with its axes swapped."""
-    perms = step.in_perms or (None,) * len(step.in_slots)
     a, b = (slot_avals[s] if perm is None else
             Aval(tuple(slot_avals[s].shape[p] for p in perm), slot_avals[s].dtype)
-            for s, perm in zip(step.in_slots, perms))
+            for s, perm in zip(step.in_slots, _perms(step)))
     return a, b
 
 
@@ -73,7 +77,7 @@ def render(step: LibraryStep, slot_avals: Sequence[Aval], in_place: bool) -> Ren
     """The product as ``name(w0, r0, r1, P, start, stop)`` (``in_place`` does not apply: a
     product never writes into an operand)."""
     a, b = operands(step, slot_avals)
-    transposed = [perm is not None for perm in step.in_perms or (None, None)]
+    transposed = [perm is not None for perm in _perms(step)]
     rows_from = step.rows_from >= 0
     if a.ndim == 2 and b.ndim == 1 and transposed[0]:
         # q.T @ v is v @ q: a vector-matrix product over q's rows as they are stored

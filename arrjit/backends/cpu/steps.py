@@ -14,7 +14,7 @@ from ...config import config
 from ...core import library
 from ...core.dtypes import Aval
 from ...executor import store_results
-from ...passes.kernel import Kernel
+from ...passes.kernel import Affine, Kernel
 from ...plan import LibraryStep
 from ...runtime import compile as compiler
 from ...runtime import pool as buffers
@@ -201,13 +201,7 @@ class KernelRun:
         """Before a timed run on ``threads`` threads: what its first run would do besides
         the kernel (``prepare_chunks``), so that the thread count is chosen on the kernel's
         time."""
-        params = call.rendered.params
-        if call.splitting is None:
-            prepare_chunks(call.worker, [*args, params], threads)
-            return
-        reads = args[len(call.kernel.writes):]
-        parts = _partials(call.kernel, call.splitting.slots)
-        prepare_chunks(call.worker, [*parts, *reads, params], threads)
+        prepare_chunks(call.worker, _worker_arguments(call, args, 1)[0], threads)
 
     def _run(self, call: KernelCall, args: list, threads: int) -> None:
         """Run a chunked or split kernel on ``threads`` threads."""
@@ -218,22 +212,31 @@ class KernelRun:
         elif call.splitting is not None:
             chunks = min(CHUNKS_PER_THREAD * threads, call.splitting.extent)
             self._run_split(call, call.splitting, args, chunks, threads)
-        elif not run_chunks(call.worker, [*args, params], extent,
+        elif not run_chunks(call.worker, _worker_arguments(call, args, 0)[0], extent,
                             min(_chunks_per_thread(call) * threads, extent), threads):
             call.entry(*args, params, 0, extent)   # raises the error a chunk met
 
     def _run_split(self, call: KernelCall, split: Split, args: list, chunks: int,
                    threads: int) -> None:
-        n = len(call.kernel.writes)
-        writes, reads = args[:n], args[n:]
-        parts = _partials(call.kernel, chunks * split.slots)
+        worker_args, parts = _worker_arguments(call, args, chunks)
         params = call.rendered.params
-        if not run_chunks(call.worker, [*parts, *reads, params], split.extent, chunks, threads):
+        if not run_chunks(call.worker, worker_args, split.extent, chunks, threads):
             # raises the chunk's error; should it not, its serial result is the answer (the
             # partials are incomplete)
-            call.entry(*writes, *reads, params, 0, call.extent)
+            call.entry(*args, params, 0, call.extent)
             return
-        call.finish(*writes, *reads, *parts, params, chunks)
+        call.finish(*args, *parts, params, chunks)
+
+
+def _worker_arguments(call: KernelCall, args: list, chunks: int) -> tuple[list, list]:
+    """The arguments of ``call``'s worker for ``args`` (its buffers in slot order) before the
+    chunk tail, and the partial arrays among them: a split kernel's worker fills partials for
+    ``chunks`` chunks in place of the writes; a chunked kernel's takes ``args`` as they are."""
+    params = call.rendered.params
+    if call.splitting is None:
+        return [*args, params], []
+    parts = _partials(call.kernel, chunks * call.splitting.slots)
+    return [*parts, *args[len(call.kernel.writes):], params], parts
 
 
 class Fill:
@@ -263,7 +266,7 @@ class Assignments:
         self.sizes = kernel.sizes
         self.n_writes = len(kernel.writes)
 
-    def _region(self, array: np.ndarray, access: Any) -> np.ndarray:
+    def _region(self, array: np.ndarray, access: Affine) -> np.ndarray:
         return np.ndarray(self.sizes, array.dtype, buffer=array,
                           offset=access.offset * array.itemsize,
                           strides=tuple(c * array.itemsize for c in access.coefs))
