@@ -13,6 +13,8 @@ import pytest
 import arrjit
 import arrjit.numpy as anp
 from arrjit.backends.cpu import threads
+from arrjit.runtime import background
+from arrjit.runtime import compile as compiler
 
 from helpers import assert_same
 
@@ -340,7 +342,8 @@ def test_a_kernel_settles_on_threads_only_when_they_were_faster():
 
 def test_default_threads_settle_per_kernel_and_keep_results(monkeypatch):
     """With the default ``parallel_threshold`` a kernel over ``MIN_PARALLEL_WORK`` compiles a
-    worker and settles its thread count within its first runs; results never change."""
+    worker (in the background, after its first call) and settles its thread count within its
+    first runs on it; results never change."""
     from arrjit.backends.cpu.cost import MIN_PARALLEL_WORK, work
 
     arrjit.config.update("num_threads", 2)
@@ -349,12 +352,92 @@ def test_default_threads_settle_per_kernel_and_keep_results(monkeypatch):
         f = arrjit.jit(lambda x: x * 3.0 - 1.0)
         (call,) = [c for seg in f.lower(x)._entry.rendered.runs for c in seg.calls]
         assert call.chunked and work(call.kernel) >= MIN_PARALLEL_WORK
+        assert_same(f(x), x * 3.0 - 1.0)
+        background.wait()
         for _ in range(6):
             assert_same(f(x), x * 3.0 - 1.0)
         assert call.choice.settled and call.choice.most == 2 and call.choice.count in (1, 2)
     finally:
         arrjit.config.update("num_threads", 0)
 
+
+
+def test_a_threaded_kernel_runs_serially_until_its_worker_compiles(tmp_path):
+    """With the default ``parallel_threshold`` a chunked kernel's first call compiles only
+    the kernel and runs it on one thread; its worker compiles in the background, and the
+    kernel runs on threads from then on. A split sum compiles its worker at once (its serial
+    run goes through it). Results never change. A later process, the worker in the disk
+    cache, loads both at once."""
+    from arrjit.backends.cpu.cost import MIN_PARALLEL_WORK
+    from arrjit.backends.cpu.steps import not_compiled
+
+    arrjit.config.update("num_threads", 2)
+    arrjit.config.update("cache_dir", str(tmp_path))
+    compiler.clear()   # modules loaded before this test would have their workers
+    gate = threading.Event()
+    background.submit(gate.wait)   # the background thread busy until the test sets it
+    try:
+        x = np.linspace(0.0, 1.0, MIN_PARALLEL_WORK // 2)
+        program = lambda x: (x * 3.0 - 1.0, anp.sum(x))  # noqa: E731
+        f = arrjit.jit(program)
+        mapped, summed = [c for run in f.lower(x)._entry.rendered.runs for c in run.calls]
+        assert (mapped.chunked, summed.split) == (True, True)
+        for _ in range(4):
+            result = f(x)
+            assert_same(result[0], x * 3.0 - 1.0)
+            assert mapped.worker_pending and mapped.worker is not_compiled
+            assert mapped.choice.serial == mapped.choice.parallel == []
+        assert not summed.worker_pending and summed.worker is not not_compiled
+        gate.set()
+        background.wait()
+        assert not mapped.worker_pending and mapped.worker is not not_compiled
+        for _ in range(6):
+            assert_same(f(x)[0], x * 3.0 - 1.0)
+        assert mapped.choice.settled and mapped.choice.most == 2
+        assert_same(f(x)[1], result[1])
+
+        arrjit.clear_caches()   # as a later process finds the disk cache
+        again = arrjit.jit(program)
+        (mapped, _) = [c for run in again.lower(x)._entry.rendered.runs for c in run.calls]
+        assert_same(again(x)[0], x * 3.0 - 1.0)
+        assert not mapped.worker_pending and mapped.worker is not not_compiled
+    finally:
+        gate.set()
+        arrjit.config.update("num_threads", 0)
+        arrjit.config.update("cache_dir", None)
+        compiler.clear()
+
+
+def test_a_worker_that_fails_to_compile_leaves_its_kernel_on_one_thread(monkeypatch):
+    """A worker whose background compile fails warns, naming its kernel, and the kernel
+    keeps running on one thread with the same results."""
+    from arrjit.backends.cpu import steps
+    from arrjit.backends.cpu.cost import MIN_PARALLEL_WORK
+
+    compile_entry = steps.compile_entry
+
+    def failing_workers(loaded, name, args, stats, on_error=None):
+        if name.endswith("_worker"):
+            raise RuntimeError("no worker today")
+        return compile_entry(loaded, name, args, stats, on_error)
+
+    monkeypatch.setattr(steps, "compile_entry", failing_workers)
+    arrjit.config.update("num_threads", 2)
+    arrjit.config.update("disable_disk_cache", True)
+    compiler.clear()
+    try:
+        x = np.linspace(0.0, 1.0, MIN_PARALLEL_WORK // 2)
+        f = arrjit.jit(lambda x: x * 5.0 + 0.25)
+        (call,) = [c for run in f.lower(x)._entry.rendered.runs for c in run.calls]
+        with pytest.warns(RuntimeWarning, match=f"{call.rendered.name}.*no worker today"):
+            assert_same(f(x), x * 5.0 + 0.25)
+            background.wait()
+        for _ in range(4):
+            assert_same(f(x), x * 5.0 + 0.25)
+        assert call.worker_pending and call.choice.parallel == []
+    finally:
+        arrjit.config.update("num_threads", 0)
+        arrjit.config.update("disable_disk_cache", False)
 
 
 def test_threaded_kernels_run_on_the_hot_path_and_settle_there():
@@ -372,6 +455,7 @@ def test_threaded_kernels_run_on_the_hot_path_and_settle_there():
         calls = [c for run in executable.runs for c in run.calls]
         assert [(c.chunked, c.split) for c in calls] == [(True, False), (False, True)]
         f(x)
+        background.wait()
         assert executable.fast_run is not None
         for _ in range(6):
             result = f._fast_hit((x,))
@@ -415,6 +499,8 @@ def test_a_kernel_is_timed_on_threads_only_once_its_dispatch_is_ready(monkeypatc
             record = call.choice.record
             monkeypatch.setattr(call.choice, "record", lambda t, s, record=record:
                                 (events.append(("timed", t)), record(t, s)))
+        f(x)
+        background.wait()
         for _ in range(6):
             result = f(x)
         assert_same(result[0], x * 3.0 - 1.0)

@@ -23,6 +23,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from . import background
 from . import cache as disk
 from . import numba_internals
 
@@ -369,6 +370,9 @@ def in_numba_cache(loaded: LoadedModule) -> bool:
 
 
 def clear() -> None:
+    """Forget the loaded modules (after the background compiles queued so far have run:
+    they compile into modules loaded before)."""
+    background.wait()
     with compile_lock:
         for loaded in _modules.values():
             if loaded.imported is not None:   # importing it now would import numba

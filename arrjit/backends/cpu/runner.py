@@ -19,6 +19,7 @@ import numpy as np
 from ...executor import HostDevice, Scheduled, run_plan
 from ...memory import StepMemory
 from ...plan import KernelStep, LoopStep, OutputKind, Plan, Step
+from ...runtime import background
 from ...runtime import cache as disk
 from ...runtime import pool as buffers
 from ...runtime import compile as compiler
@@ -91,6 +92,10 @@ class CpuExecutable:
     def compile(self, stats: CompileStats) -> None:
         if self.compiled:
             return
+        with background.holding():   # workers compile once every kernel has
+            self._compile(stats)
+
+    def _compile(self, stats: CompileStats) -> None:
         examples = example_buffers(self.plan)
         units: list[tuple[str | None, Callable[[], None]]] = []   # (module source, compile)
         for run in self.runs:

@@ -4,6 +4,7 @@ steps, each kernel compiled from its own module; big kernels split across thread
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Callable, Sequence
@@ -16,6 +17,7 @@ from ...core.dtypes import Aval
 from ...executor import store_results
 from ...passes.kernel import Affine, Kernel
 from ...plan import LibraryStep
+from ...runtime import background
 from ...runtime import compile as compiler
 from ...runtime import pool as buffers
 from ...runtime.compile import CompileStats
@@ -45,6 +47,7 @@ class KernelCall:
     finish: Callable = not_compiled
     splitting: Split | None = None   # a reduction run as per-chunk partials, then combined
     choice: ThreadChoice = field(default_factory=ThreadChoice)   # of a chunked kernel
+    worker_pending: bool = False   # runs serially until its worker compiles in the background
 
     @property
     def filled(self) -> bool:
@@ -150,8 +153,15 @@ class KernelRun:
             return
         compiles = stats.compiles
         loaded = compiler.load_module(source, cache_key_fields())
-        compiled = [compile_entry(loaded, function, args, stats)
-                    for function, args in _entry_specs(call, examples)]
+        specs = _entry_specs(call, examples)
+        if _worker_later(call, loaded, specs):
+            args = [examples[s] for s in call.slots] + [call.rendered.params, 0, 1]
+            call.entry = compile_entry(loaded, call.rendered.name, args, stats)
+            call.worker_pending = True
+            background.submit(partial(_compile_worker, call, loaded, specs))
+            stats.kernel_built(compiles)
+            return
+        compiled = [compile_entry(loaded, function, args, stats) for function, args in specs]
         if call.split:
             call.worker, call.finish = compiled
         elif call.chunked:
@@ -181,7 +191,7 @@ class KernelRun:
     def run_call(self, call: KernelCall, args: list) -> None:
         """Run ``call`` on ``args``, its buffers in the order of its slots: serially, or on
         the threads its ``ThreadChoice`` settles on (timing its first runs)."""
-        if not (call.split or call.chunked) or call.extent < 2:
+        if not (call.split or call.chunked) or call.extent < 2 or call.worker_pending:
             call.entry(*args, call.rendered.params, 0, call.extent)
             return
         most = thread_count()
@@ -226,6 +236,35 @@ class KernelRun:
             call.entry(*args, params, 0, call.extent)
             return
         call.finish(*args, *parts, params, chunks)
+
+
+def _worker_later(call: KernelCall, loaded: compiler.LoadedModule,
+                  specs: list[EntrySpec]) -> bool:
+    """Whether ``call``'s first run is serial, from its kernel's own entry, while its worker
+    compiles in the background (``runtime.background``): a chunked kernel whose thread count
+    is measured (no ``config.parallel_threshold``), its worker neither compiled nor being
+    compiled by a compile worker. The first call then costs the kernel's compile only (the
+    worker links the same compiled kernel, or inlines it). A split reduction compiles its
+    worker now: its serial run goes through it too, so that its sums are added in one order
+    from the first call on."""
+    return (call.chunked and not config.parallel_threshold
+            and not all(entries.compiled_already(loaded, f, a) for f, a in specs)
+            and not compiler.busy(loaded))
+
+
+def _compile_worker(call: KernelCall, loaded: compiler.LoadedModule,
+                    specs: list[EntrySpec]) -> None:
+    """Compile a chunked kernel's worker (a background job), then let its runs use threads.
+    A worker that fails to compile leaves the kernel on one thread, with a warning."""
+    try:
+        (call.worker,) = [compile_entry(loaded, function, args, CompileStats())
+                          for function, args in specs]
+    except Exception as err:   # the kernel itself compiled and runs; only its threads fail
+        warnings.warn(f"arrjit: the thread worker of kernel {call.rendered.name} did not "
+                      f"compile ({type(err).__name__}: {err}); it runs on one thread",
+                      RuntimeWarning, stacklevel=1)
+        return
+    call.worker_pending = False
 
 
 def _worker_arguments(call: KernelCall, args: list, chunks: int) -> tuple[list, list]:

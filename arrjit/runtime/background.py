@@ -1,0 +1,80 @@
+"""Compiles that finish after the call that needed them: one background thread, in the order
+they were submitted.
+
+A kernel that may run on threads first runs on the calling thread, from its own compiled
+entry; the worker that runs it on threads compiles here (``backends.cpu.steps``), and the
+kernel moves onto threads on a later call. numba compiles one module at a time in a process,
+so one thread is all a compile can use; while it compiles it also holds the GIL for much of
+the time (numba's typing and lowering are Python), which the calling thread then shares.
+
+A job submitted while its thread is compiling (``holding``) waits until that compile is done:
+the background thread would otherwise take numba's lock between two of the compile's kernels
+and make the call that is waiting for them wait longer.
+
+Jobs queued when the interpreter exits still run before it ends (what they compile is stored
+in the disk cache for the next process); ``wait`` blocks until every job submitted so far has
+run.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable, Iterator
+
+_executor: ThreadPoolExecutor | None = None
+_pending: list[Future] = []
+_lock = threading.Lock()
+_held = threading.local()   # per thread: compiles in progress, jobs they submitted
+
+
+@contextlib.contextmanager
+def holding() -> Iterator[None]:
+    """Jobs this thread submits inside start when the outermost ``holding`` ends."""
+    depth = getattr(_held, "depth", 0)
+    if depth == 0:
+        _held.jobs = []
+    _held.depth = depth + 1
+    try:
+        yield
+    finally:
+        _held.depth = depth
+        if depth == 0:
+            jobs, _held.jobs = _held.jobs, []
+            for job in jobs:
+                _start(job)
+
+
+def submit(job: Callable[[], Any]) -> None:
+    """Run ``job()`` on the background compile thread after the jobs submitted before it (and,
+    inside ``holding``, once it ends)."""
+    if getattr(_held, "depth", 0):
+        _held.jobs.append(job)
+    else:
+        _start(job)
+
+
+def _start(job: Callable[[], Any]) -> Future:
+    global _executor
+    with _lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(1, thread_name_prefix="arrjit-background")
+        future = _executor.submit(job)
+        _pending[:] = [f for f in _pending if not f.done()] + [future]
+    return future
+
+
+def wait() -> None:
+    """Block until every job submitted so far has run (the errors stay with their futures)."""
+    with _lock:
+        pending = list(_pending)
+    for future in pending:
+        future.exception()
+    with _lock:
+        _pending[:] = [f for f in _pending if not f.done()]
+
+
+def busy() -> bool:
+    """Whether a submitted job has not finished yet."""
+    with _lock:
+        return any(not f.done() for f in _pending)
