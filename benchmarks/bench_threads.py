@@ -21,6 +21,7 @@ import numpy as np
 import arrjit
 import arrjit.numpy as anp
 from arrjit.config import OPTIONS
+from arrjit.runtime import background
 
 ROW = 256   # the last axis of the two-dimensional workloads
 
@@ -203,6 +204,7 @@ def table(sizes: list[int]) -> list[str]:
             inputs = w.make(n)
             f = arrjit.jit(lambda *xs, w=w: w.arrjit(anp, *xs))
             f(*inputs)   # compiled for every core; each run then takes T of them
+            background.wait()   # the kernels' thread workers compile after the first call
             times = {}
             for t in THREADS:
                 arrjit.config.update("num_threads", t)
@@ -234,6 +236,7 @@ class ThreadScaling:
         self.inputs = w.make(n)
         self.f = arrjit.jit(lambda *xs: w.arrjit(anp, *xs))
         self.f(*self.inputs)
+        background.wait()
         arrjit.config.update("num_threads", threads)
 
     def teardown(self, name, n, threads):

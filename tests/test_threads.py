@@ -527,6 +527,26 @@ def test_a_chunk_error_on_the_hot_path_reaches_the_caller(two_threads_either_dis
     assert_same(power(base, np.ones_like(exponent)), np.full(50_000, 3, dtype=np.int64))
 
 
+def test_more_threads_start_from_less_work():
+    """A kernel whose work lies between the thresholds of two and thirteen threads compiles
+    a worker only where thirteen may run it."""
+    from arrjit.backends.cpu.cost import min_parallel_work, work
+
+    x = np.linspace(0.0, 1.0, 200_000)
+    chunked = {}
+    for threads in (2, 13):
+        arrjit.config.update("num_threads", threads)
+        try:
+            f = arrjit.jit(lambda x: x * 3.0 - 1.0)
+            (call,) = [c for run in f.lower(x)._entry.rendered.runs for c in run.calls]
+            assert min_parallel_work(13) <= work(call.kernel) < min_parallel_work(2)
+            chunked[threads] = call.chunked
+            assert_same(f(x), x * 3.0 - 1.0)
+        finally:
+            arrjit.config.update("num_threads", 0)
+    assert chunked == {2: False, 13: True}
+
+
 COLUMN_REDUCTIONS = {
     "sum": lambda ns, x: ns.sum(x, axis=0),
     "max": lambda ns, x: ns.max(x, axis=0),

@@ -2,9 +2,9 @@
 many.
 
 A kernel's ``work``, estimated from its statements, decides whether it may run on threads at
-all (``MIN_PARALLEL_WORK``: it then compiles a worker). On how many is measured: what a
-parallel run costs by itself on this machine (``threads.measured_costs``) and what the kernel
-takes on one thread (``ThreadChoice``); it runs on the count that minimises
+all (``min_parallel_work`` of the threads allowed: it then compiles a worker). On how many is
+measured: what a parallel run costs by itself on this machine (``threads.measured_costs``) and
+what the kernel takes on one thread (``ThreadChoice``); it runs on the count that minimises
 ``serial / threads + dispatch(threads)``, if that proves faster than one thread.
 
 >>> from arrjit.passes.kernel import Kernel
@@ -25,10 +25,8 @@ from ...passes.kernel import Compute, Kernel
 # of 4 operations from ~1M (benchmarks/bench_threads.py)
 COSTLY_WEIGHT = 8
 
-# Kernels with less work than this always run on one thread and compile no worker: a parallel
-# run costs microseconds, a unit of work about a nanosecond or less. The same on every core
-# count: a worker costs a compile (a kernel with math-library calls compiles twice), which on
-# many cores would buy tens of microseconds a call below it.
+# Kernels with less work than this always run on one thread of two and compile no worker: a
+# parallel run costs microseconds, a unit of work about a nanosecond or less.
 MIN_PARALLEL_WORK = 1_000_000
 
 
@@ -40,6 +38,21 @@ def work(kernel: Kernel) -> int:
                           for s in kernel.stmts if isinstance(s, Compute))
     per_element += len(kernel.reductions)
     return kernel.elements * per_element
+
+
+def min_parallel_work(threads: int) -> int:
+    """The least ``work`` for which a kernel may run on ``threads`` threads (it then compiles a
+    worker; ``ThreadChoice`` settles whether it uses them): ``MIN_PARALLEL_WORK`` on two. An
+    even split saves ``1 - 1/threads`` of the serial time, less the dispatch; every thread
+    count asks for the saving two threads make at ``MIN_PARALLEL_WORK``, so more threads
+    start from less work, down to half.
+
+    >>> [min_parallel_work(t) for t in (2, 4, 13)]
+    [1000000, 666666, 541666]
+    """
+    if threads <= 2:
+        return MIN_PARALLEL_WORK
+    return MIN_PARALLEL_WORK * threads // (2 * (threads - 1))
 
 
 def splittable(kernel: Kernel) -> bool:

@@ -23,7 +23,7 @@ from ...runtime import pool as buffers
 from ...runtime.compile import CompileStats
 from . import codegen as cpu
 from . import columns, drivers, entries, sequences, splits
-from .cost import MIN_PARALLEL_WORK, ThreadChoice, splittable, work
+from .cost import ThreadChoice, min_parallel_work, splittable, work
 from .splits import Split
 from .target import cache_key_fields
 from .threads import (QUIET_BELL, chunk_state, chunks_failed, measured_costs,
@@ -102,8 +102,9 @@ class KernelRun:
 
     def __init__(self, calls: list[KernelCall]):
         self.calls = calls
-        threshold = config.parallel_threshold or MIN_PARALLEL_WORK
-        self.parallel = thread_count() > 1 and any(
+        most = thread_count()
+        threshold = config.parallel_threshold or min_parallel_work(most)
+        self.parallel = most > 1 and any(
             work(c.kernel) >= threshold for c in calls)
         self.modules: list[str | None] = []   # per call: the source of its module, if any
         for c in calls:
