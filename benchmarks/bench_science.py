@@ -121,6 +121,8 @@ class ScienceSuite:
             fn(*copy.deepcopy(self.args))
         except Exception as exc:          # a workload the peer cannot trace is skipped by asv
             raise NotImplementedError(f"{peer} cannot run {workload}: {exc}") from exc
+        from arrjit.runtime import background
+        background.wait()
         self.fn = fn
 
     def time_call(self, workload, peer):
@@ -140,6 +142,8 @@ def row(name: str, repeats: int = 7) -> dict:
         out["error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:90]}"
         return out
     out.update(runs=True, compile=time.perf_counter() - t0, correct=matches(got, want))
+    from arrjit.runtime import background
+    background.wait()   # the thread workers that compile after the first call
     t_arrjit = _median_time(f, args, w.writes_arguments, repeats)
     out["numpy"] = _median_time(numpy_callable(name), args, w.writes_arguments,
                                 repeats) / t_arrjit

@@ -340,6 +340,19 @@ def test_a_kernel_settles_on_threads_only_when_they_were_faster():
     assert tiny.threads(4, costs) == 1 and not tiny.settled   # a new limit: measured again
 
 
+@pytest.mark.parametrize("parallel, kept", [(0.95e-3, 1), (0.85e-3, 1), (0.75e-3, 8)])
+def test_threads_that_barely_helped_are_not_kept(parallel, kept):
+    """Threads whose best run took more than ``KEEP_THREADS`` of the best serial run settle
+    the kernel on one thread."""
+    from arrjit.backends.cpu.cost import ThreadChoice, ThreadCosts
+
+    costs = ThreadCosts({2: 5e-6, 4: 6e-6, 8: 8e-6})
+    choice = ThreadChoice()
+    for seconds in (1e-3, 1e-3, 1e-3, parallel, parallel):
+        choice.record(choice.threads(8, costs), seconds)
+    assert choice.settled and choice.threads(8, costs) == kept
+
+
 def test_default_threads_settle_per_kernel_and_keep_results(monkeypatch):
     """With the default ``parallel_threshold`` a kernel over ``MIN_PARALLEL_WORK`` compiles a
     worker (in the background, after its first call) and settles its thread count within its

@@ -95,10 +95,12 @@ class ThreadCosts:
 class ThreadChoice:
     """How many threads one kernel runs on, settled by timing its first runs: ``SERIAL_RUNS``
     on one thread, then ``PARALLEL_RUNS`` on the count ``ThreadCosts`` expects to be fastest
-    for the serial time; the faster of the two (best run each) is kept, so a kernel never
-    settles on threads that made it slower. The first runs write fresh output pages, so the
-    serial runs include one more than the parallel ones. Settled again when the most threads
-    allowed changes.
+    for the serial time. The threads are kept only when their best run took at most
+    ``KEEP_THREADS`` of the best serial run: a few runs each say little about a gain of a few
+    percent, and a kernel whose threads barely helped in its first runs often ran slower on
+    them later (a helper descheduled, a core shared), so it never settles on threads that
+    make it slower. The first runs write fresh output pages, so the serial runs include one
+    more than the parallel ones. Settled again when the most threads allowed changes.
 
     >>> costs = ThreadCosts({2: 10e-6, 4: 12e-6})
     >>> choice = ThreadChoice()
@@ -114,6 +116,7 @@ class ThreadChoice:
 
     SERIAL_RUNS = 3
     PARALLEL_RUNS = 2
+    KEEP_THREADS = 0.8
 
     def __init__(self) -> None:
         self._start(0)
@@ -139,6 +142,6 @@ class ThreadChoice:
     def record(self, threads: int, seconds: float) -> None:
         (self.serial if threads == 1 else self.parallel).append(seconds)
         if len(self.parallel) >= self.PARALLEL_RUNS:
-            if min(self.parallel) >= min(self.serial):
+            if min(self.parallel) > self.KEEP_THREADS * min(self.serial):
                 self.count = 1
             self.settled = True
