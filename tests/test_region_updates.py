@@ -337,3 +337,28 @@ def test_constants_set_into_regions_are_assigned_by_numpy(index, dtype):
     assert any(isinstance(c.entry, Assignments) for c in calls)
     for got, want in zip(jitted(x), f(np, x)):
         assert_same(got, want)
+
+
+
+def test_elements_moved_within_one_buffer_are_read_before_they_are_stored():
+    """A kernel that only moves elements runs as NumPy's assignment (``Assignments``); where
+    the buffer it writes overlaps the one it reads, every element is read before any is
+    stored (a shift by one moves each element once); a broadcast read of another buffer
+    (``repeat``) is assigned from a view. Values are NumPy's."""
+    from arrjit.backends.cpu.steps import Assignments
+
+    x = np.arange(1.0, 9.0)
+    shifted = arrjit.jit(lambda x: x.at[1:].set(x[:-1]))
+    (call,) = [c for run in shifted.lower(x)._entry.rendered.runs
+               for c in getattr(run, "calls", ())]
+    assert isinstance(call.entry, Assignments)
+    buffer = x.copy()
+    call.entry(buffer[1:], buffer, call.rendered.params, 0, call.extent)
+    assert_same(buffer, np.concatenate([x[:1], x[:-1]]))
+    assert_same(shifted(x), np.concatenate([x[:1], x[:-1]]))
+
+    tiled = arrjit.jit(lambda x: anp.concatenate([x, anp.repeat(x, 3)]))
+    calls = [c for run in tiled.lower(x)._entry.rendered.runs
+             for c in getattr(run, "calls", ())]
+    assert calls and all(isinstance(c.entry, Assignments) for c in calls)
+    assert_same(tiled(x), np.concatenate([x, np.repeat(x, 3)]))

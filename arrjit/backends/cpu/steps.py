@@ -298,8 +298,8 @@ class Assignments:
     array's border, the ends a join copies), as its compiled entry is called: NumPy assigns
     each store's region, a strided view of its buffer, from a constant or from a strided view
     of a read, in the kernel's store order; every read is taken before any store, as the
-    kernel's loads come before its stores. Too small to split across threads, it is not
-    worth a compile."""
+    kernel's loads come before its stores (a read of a buffer the kernel also writes is
+    copied first). Too small to split across threads, it is not worth a compile."""
 
     def __init__(self, assignments: tuple, kernel: Kernel):
         self.assignments = assignments
@@ -311,11 +311,20 @@ class Assignments:
                           offset=access.offset * array.itemsize,
                           strides=tuple(c * array.itemsize for c in access.coefs))
 
+    def _read(self, array: np.ndarray, access: Affine, writes: Sequence) -> np.ndarray:
+        """The region a store reads: a view, or a copy where it may overlap a buffer the
+        kernel writes (a broadcast read copied would be a fresh array as large as the
+        store, paged in on every call)."""
+        region = self._region(array, access)
+        if any(np.may_share_memory(array, w) for w in writes):
+            return region.copy()
+        return region
+
     def __call__(self, *args: Any) -> None:
         if 0 in self.sizes:
             return
         writes, reads = args[:self.n_writes], args[self.n_writes:-3]
-        values = [self._region(reads[source[0]], source[1]).copy()
+        values = [self._read(reads[source[0]], source[1], writes)
                   if isinstance(source, tuple) else source
                   for _, source, _ in self.assignments]
         for (k, _, access), value in zip(self.assignments, values):
