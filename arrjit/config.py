@@ -65,7 +65,8 @@ OPTIONS: dict[str, Option] = {
                "loop nests with less estimated work than this run on one thread, larger ones "
                "on num_threads (work: elements x (1 + 1 per operation + 8 per "
                "exp/log/division...)); 0: as many threads as pay, from this machine's "
-               "measured costs"),
+               "measured costs (a kernel's first call then runs on one thread while its "
+               "thread worker compiles in the background)"),
         Option("max_signatures_per_function", 64, int,
                "memory-cache entries kept per jitted function (least recently used go first)"),
         Option("retrace_warning_threshold", 20, int,

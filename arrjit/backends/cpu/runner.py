@@ -3,7 +3,8 @@
 ``CpuExecutable`` renders a plan: consecutive kernel steps become one ``KernelRun`` (each
 kernel its own native module), every library step a ``LibraryRun``, every loop a ``LoopRun``
 (whose condition and body are ``CpuExecutable``s of their own plans). ``compile`` compiles
-every kernel through the disk cache; nothing compiles when it runs. Running is the shared
+every kernel through the disk cache; nothing compiles when it runs (but the thread workers
+that compile in the background after a first call: ``steps._worker_later``). Running is the shared
 run loop (``executor.run_plan``) on NumPy arrays, outputs and intermediates taken from the
 buffer pool (``runtime.pool``: warm pages, and faster than allocating inside numba), or the
 straight-line runner ``make_runner`` generates for the hot path. Kernels over many elements

@@ -142,7 +142,9 @@ class KernelRun:
         A kernel run on chunks compiles only its worker (and, split, its ``_finish``): it also
         runs serially, as one chunk on this thread (``SerialByChunk``). Its own entry point
         would be the same kernel compiled a second time (LLVM optimises a worker with the
-        kernel inlined), and is compiled only should a chunk raise, to raise the error."""
+        kernel inlined), and is compiled only should a chunk raise, to raise the error. With
+        thread counts measured, a chunked kernel whose worker is not compiled yet compiles
+        its own entry instead, and its worker in the background (``_worker_later``)."""
         for k in range(len(self.calls)):
             self.compile_call(k, examples, stats)
 
