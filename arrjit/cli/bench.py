@@ -22,6 +22,7 @@ import numpy as np
 import arrjit
 import arrjit.numpy as anp
 from .. import lax
+from ..runtime import background
 
 PEERS = ("numpy", "numexpr", "numba", "jax")
 
@@ -238,6 +239,7 @@ def implementations(w: Workload, inputs: tuple, only: str | None = None
         impls["jax"] = lambda: jf(ju).block_until_ready()
     for f in impls.values():
         f()
+    background.wait()   # arrjit's thread workers compile after a kernel's first call
     impls["_compiled"] = compiled
     return impls
 
