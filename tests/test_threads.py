@@ -290,6 +290,42 @@ def test_a_forked_child_runs_parallel_kernels(two_threads_either_dispatch):
     assert os.waitstatus_to_exitcode(status) == 0
 
 
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_fork_waits_for_background_compiles_and_the_child_compiles_its_own():
+    """A process forks once its background compiles have run (a child forked while numba
+    compiled would find numba's lock held for ever); the child queues and runs its own."""
+    from arrjit.backends.cpu.cost import MIN_PARALLEL_WORK
+
+    arrjit.config.update("num_threads", 2)
+    try:
+        x = np.linspace(0.0, 1.0, MIN_PARALLEL_WORK // 2)
+        f = arrjit.jit(lambda x: x * 7.0 - 2.0)
+        (call,) = [c for run in f.lower(x)._entry.rendered.runs for c in run.calls]
+        assert_same(f(x), x * 7.0 - 2.0)
+        pid = os.fork()
+        if pid == 0:
+            g = arrjit.jit(lambda x: x * 9.0 + 4.0)
+            (other,) = [c for run in g.lower(x)._entry.rendered.runs for c in run.calls]
+            ok = (not call.worker_pending and np.array_equal(f(x), x * 7.0 - 2.0)
+                  and np.array_equal(g(x), x * 9.0 + 4.0))
+            background.wait()
+            ok = ok and not other.worker_pending and np.array_equal(g(x), x * 9.0 + 4.0)
+            os._exit(0 if ok else 1)
+        deadline = time.monotonic() + 120
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                pytest.fail("the forked child hung")
+            time.sleep(0.05)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        arrjit.config.update("num_threads", 0)
+
+
 def test_native_dispatch_runs_every_thread_in_one_call(two_threads_either_dispatch):
     """On numba's threading layer a chunked kernel's run is one call of its parallel entry,
     which runs the worker once per thread (each thread number once) and no Python helper."""
@@ -547,13 +583,13 @@ def test_more_threads_start_from_less_work():
 
     x = np.linspace(0.0, 1.0, 200_000)
     chunked = {}
-    for threads in (2, 13):
-        arrjit.config.update("num_threads", threads)
+    for count in (2, 13):
+        arrjit.config.update("num_threads", count)
         try:
             f = arrjit.jit(lambda x: x * 3.0 - 1.0)
             (call,) = [c for run in f.lower(x)._entry.rendered.runs for c in run.calls]
             assert min_parallel_work(13) <= work(call.kernel) < min_parallel_work(2)
-            chunked[threads] = call.chunked
+            chunked[count] = call.chunked
             assert_same(f(x), x * 3.0 - 1.0)
         finally:
             arrjit.config.update("num_threads", 0)

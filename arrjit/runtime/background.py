@@ -13,11 +13,15 @@ and make the call that is waiting for them wait longer.
 
 Jobs queued when the interpreter exits still run before it ends (what they compile is stored
 in the disk cache for the next process); ``wait`` blocks until every job submitted so far has
-run.
+run. A process waits for them before it forks, too: a child forked while numba compiled would
+find numba's lock held by a thread it does not have, and its next compile would never end.
+The child starts with no background thread and makes its own on its first job.
 """
 from __future__ import annotations
 
 import contextlib
+import importlib
+import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Iterator
@@ -56,6 +60,7 @@ def submit(job: Callable[[], Any]) -> None:
 
 def _start(job: Callable[[], Any]) -> Future:
     global _executor
+    _guard_forks()
     with _lock:
         if _executor is None:
             _executor = ThreadPoolExecutor(1, thread_name_prefix="arrjit-background")
@@ -78,3 +83,26 @@ def busy() -> bool:
     """Whether a submitted job has not finished yet."""
     with _lock:
         return any(not f.done() for f in _pending)
+
+
+def _forget_in_child() -> None:
+    """In a forked child: the parent's background thread is not there."""
+    global _executor, _pending, _lock
+    _executor, _pending, _lock = None, [], threading.Lock()
+    _held.__dict__.clear()
+
+
+def _guard_forks() -> None:
+    """Wait for the background compiles before a fork (registered once, with the first job).
+    Hooks run before a fork in the reverse order of registration, so filelock's registers
+    first: it closes its locks to new releases only after this one has waited for the
+    compiles, which release their entry locks as they finish."""
+    global _fork_guarded
+    if _fork_guarded or not hasattr(os, "register_at_fork"):
+        return
+    importlib.import_module("filelock")
+    os.register_at_fork(before=wait, after_in_child=_forget_in_child)
+    _fork_guarded = True
+
+
+_fork_guarded = False
