@@ -267,6 +267,19 @@ def test_callers_on_several_threads_share_the_threads(two_threads_either_dispatc
     assert not errors, errors
 
 
+def _child_exit_code(pid: int, where: str) -> int:
+    """The exit code of forked child ``pid``; the test fails if it runs past two minutes."""
+    deadline = time.monotonic() + 120
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            pytest.fail(f"the forked child hung {where}".strip())
+        time.sleep(0.05)
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_forked_child_runs_parallel_kernels(two_threads_either_dispatch):
     """A child has none of its parent's helper threads; it starts its own (and never enters
@@ -278,16 +291,7 @@ def test_a_forked_child_runs_parallel_kernels(two_threads_either_dispatch):
     if pid == 0:
         ok = np.array_equal(f(x), x * 3.0) and np.array_equal(f(x + 1), (x + 1) * 3.0)
         os._exit(0 if ok else 1)
-    deadline = time.monotonic() + 120
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        if time.monotonic() > deadline:
-            os.kill(pid, 9)
-            pytest.fail("the forked child hung in a parallel kernel")
-        time.sleep(0.05)
-    assert os.waitstatus_to_exitcode(status) == 0
+    assert _child_exit_code(pid, "in a parallel kernel") == 0
 
 
 
@@ -312,16 +316,7 @@ def test_a_fork_waits_for_background_compiles_and_the_child_compiles_its_own():
             background.wait()
             ok = ok and not other.worker_pending and np.array_equal(g(x), x * 9.0 + 4.0)
             os._exit(0 if ok else 1)
-        deadline = time.monotonic() + 120
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            if time.monotonic() > deadline:
-                os.kill(pid, 9)
-                pytest.fail("the forked child hung")
-            time.sleep(0.05)
-        assert os.waitstatus_to_exitcode(status) == 0
+        assert _child_exit_code(pid, "") == 0
     finally:
         arrjit.config.update("num_threads", 0)
 
