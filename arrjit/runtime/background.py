@@ -58,15 +58,13 @@ def submit(job: Callable[[], Any]) -> None:
         _start(job)
 
 
-def _start(job: Callable[[], Any]) -> Future:
+def _start(job: Callable[[], Any]) -> None:
     global _executor
     _guard_forks()
     with _lock:
         if _executor is None:
             _executor = ThreadPoolExecutor(1, thread_name_prefix="arrjit-background")
-        future = _executor.submit(job)
-        _pending[:] = [f for f in _pending if not f.done()] + [future]
-    return future
+        _pending[:] = [f for f in _pending if not f.done()] + [_executor.submit(job)]
 
 
 def wait() -> None:
@@ -75,14 +73,6 @@ def wait() -> None:
         pending = list(_pending)
     for future in pending:
         future.exception()
-    with _lock:
-        _pending[:] = [f for f in _pending if not f.done()]
-
-
-def busy() -> bool:
-    """Whether a submitted job has not finished yet."""
-    with _lock:
-        return any(not f.done() for f in _pending)
 
 
 def _forget_in_child() -> None:

@@ -158,8 +158,8 @@ class KernelRun:
         loaded = compiler.load_module(source, cache_key_fields())
         specs = _entry_specs(call, examples)
         if _worker_later(call, loaded, specs):
-            args = [examples[s] for s in call.slots] + [call.rendered.params, 0, 1]
-            call.entry = compile_entry(loaded, call.rendered.name, args, stats)
+            call.entry = compile_entry(loaded, call.rendered.name, _kernel_args(call, examples),
+                                       stats)
             call.worker_pending = True
             background.submit(partial(_compile_worker, call, loaded, specs))
             stats.kernel_built(compiles)
@@ -172,9 +172,9 @@ class KernelRun:
         else:
             (call.entry,) = compiled
         if call.split or call.chunked:
-            args = [examples[s] for s in call.slots] + [call.rendered.params, 0, 1]
             call.entry = SerialByChunk(call, partial(compile_entry, loaded, call.rendered.name,
-                                                     args, CompileStats()))
+                                                     _kernel_args(call, examples),
+                                                     CompileStats()))
         stats.kernel_built(compiles)
 
     def jobs(self, examples: list) -> list[tuple[str, list]]:
@@ -340,7 +340,6 @@ def _entry_specs(call: KernelCall, examples: list) -> list[EntrySpec]:
     """The entry points ``call`` runs: its kernel; a chunked kernel's worker; a split
     kernel's partials' worker and its ``_finish``."""
     name, params = call.rendered.name, call.rendered.params
-    args = [examples[s] for s in call.slots] + [params]
     if call.split:
         writes, reads = call.buffers(examples)
         parts = _partials(call.kernel, 1)
@@ -348,8 +347,15 @@ def _entry_specs(call: KernelCall, examples: list) -> list[EntrySpec]:
                  parts + reads + [params] + _worker_tail()),
                 (name + "_finish", writes + reads + parts + [params, 1])]
     if call.chunked:
-        return [(name + drivers.WORKER_SUFFIX, args + _worker_tail())]
-    return [(name, args + [0, 1])]
+        return [(name + drivers.WORKER_SUFFIX,
+                 [examples[s] for s in call.slots] + [params] + _worker_tail())]
+    return [(name, _kernel_args(call, examples))]
+
+
+def _kernel_args(call: KernelCall, examples: list) -> list:
+    """Example arguments of ``call``'s kernel itself, for compiling its own entry: its
+    buffers in slot order, params, start, stop."""
+    return [examples[s] for s in call.slots] + [call.rendered.params, 0, 1]
 
 
 def uncompiled(source: str, specs: list[EntrySpec]) -> list[tuple[str, list[EntrySpec]]]:
